@@ -1,0 +1,35 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Test tiers (STYLE.md §9): the tier is in the file name.
+ * - unit: pure code, no broker and no database.
+ * - int: against the real broker (KAFKA_BROKERS) and Postgres (DATABASE_URL) that scripts/test.sh starts.
+ * - e2e: whole processes (services started as child processes) and the compose check.
+ */
+export default defineConfig({
+  test: {
+    projects: [
+      { test: { name: 'unit', include: ['**/*.unit.test.ts'], exclude: ['node_modules/**', '.cache/**'] } },
+      {
+        test: {
+          name: 'int',
+          include: ['**/*.int.test.ts'],
+          exclude: ['node_modules/**', '.cache/**'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['**/*.e2e.test.ts'],
+          exclude: ['node_modules/**', '.cache/**'],
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
