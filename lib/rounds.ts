@@ -3,6 +3,7 @@
  * mapping, and the two public shapes of a round from seed 000: the REST form and the stream
  * message form.
  */
+import type * as Avro from '../schemas/generated/avro.ts';
 import { decode, encode } from './codec.ts';
 import { DecodeError } from './errors.ts';
 import { type GameSlug, type GameType, gameBySlug } from './games.ts';
@@ -17,15 +18,7 @@ export type RoundResult =
   | { readonly game: 'wall-street'; readonly trending: 'up' | 'down' };
 
 /** Provably-fair proof of a generated round (see services/round-engine/fairness.ts). */
-export interface FairnessProof {
-  /** Revealed chain hash, 64 hex chars. */
-  readonly hash: string;
-  readonly chain_epoch: number;
-  /** 1-based position; sha256 applied `chain_index` times to `hash` gives `commitment`. */
-  readonly chain_index: number;
-  /** Terminal hash of the chain, published before its first round. */
-  readonly commitment: string;
-}
+export type FairnessProof = Avro.FairnessProof;
 
 export interface RoundFinished {
   readonly type: 'RoundFinished';
@@ -39,13 +32,12 @@ export interface RoundFinished {
   readonly proof: FairnessProof | null;
 }
 
-const UNION_NAME: Record<RoundResult['game'], string> = {
-  crash: 'casino.rounds.CrashResult',
-  double: 'casino.rounds.DoubleResult',
-  slot: 'casino.rounds.SlotResult',
-  'wall-street': 'casino.rounds.WallStreetResult',
-};
-const GAME_OF_UNION = new Map(Object.entries(UNION_NAME).map(([g, n]) => [n, g as RoundResult['game']]));
+const GAME_OF_UNION = new Map<string, RoundResult['game']>([
+  ['casino.rounds.CrashResult', 'crash'],
+  ['casino.rounds.DoubleResult', 'double'],
+  ['casino.rounds.SlotResult', 'slot'],
+  ['casino.rounds.WallStreetResult', 'wall-street'],
+]);
 
 /** The per-game data of a result, without the `game` discriminator (the seed's `extras`). */
 export function extrasOf(result: RoundResult): Record<string, unknown> {
@@ -59,7 +51,21 @@ export function extrasOf(result: RoundResult): Record<string, unknown> {
  */
 export function encodeRound(round: RoundFinished): Buffer {
   const { type: _type, result, ...rest } = round;
-  return encode(ROUNDS_SUBJECT, { ...rest, result: { [UNION_NAME[result.game]]: extrasOf(result) } });
+  const value: Avro.RoundFinished = { ...rest, result: toAvroResult(result) };
+  return encode(ROUNDS_SUBJECT, value);
+}
+
+function toAvroResult(r: RoundResult): Avro.RoundFinished['result'] {
+  switch (r.game) {
+    case 'crash':
+      return { 'casino.rounds.CrashResult': { point: r.point } };
+    case 'double':
+      return { 'casino.rounds.DoubleResult': { color: r.color, number: r.number } };
+    case 'slot':
+      return { 'casino.rounds.SlotResult': { reels: r.reels, multiplier: r.multiplier } };
+    case 'wall-street':
+      return { 'casino.rounds.WallStreetResult': { trending: r.trending } };
+  }
 }
 
 /**
@@ -82,8 +88,8 @@ export function decodeRound(buf: Buffer | null | undefined): RoundFinished {
     type: 'RoundFinished',
     round_id: v.round_id,
     game_id: v.game_id,
-    game_slug: v.game_slug,
-    game_type: v.game_type,
+    game_slug: info.slug,
+    game_type: v.game_type as GameType,
     finished_at: v.finished_at,
     result: { game, ...extras } as RoundResult,
     proof: v.proof ?? null,
