@@ -136,7 +136,8 @@ describe('main job', () => {
     await waitFor(
       'the projector to catch up with the log',
       async () => {
-        const [{ n }] = await sql`select count(*)::int as n from rounds`;
+        const [row] = await sql`select count(*)::int as n from rounds`;
+        const n = Number(row?.n ?? 0);
         return n === total ? n : undefined;
       },
       60_000,

@@ -34,11 +34,15 @@ export interface Service {
 }
 
 /**
- * Starts `tsx <entry>` from the repository root with `env` added to the current environment.
+ * Starts `tsx <entry> [args]` from the repository root with `env` added to the current environment.
  * Output is captured (and echoed when E2E_VERBOSE is set).
  */
-export function startService(entry: string, env: Record<string, string>): Service {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+export function startService(
+  entry: string,
+  env: Record<string, string>,
+  args: readonly string[] = [],
+): Service {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

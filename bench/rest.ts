@@ -1,0 +1,90 @@
+/**
+ * REST benchmark (issue 2): requests per second and p50/p99 latency of
+ * `/api/history/crash?limit=500` and `/api/latest/crash` under autocannon on loopback, beside a
+ * bare fastify route returning a constant (bench/constant-server.ts) in the same run.
+ * The API runs as its real process with the read model filled with 20,000 rounds per game and
+ * the per-IP limit raised (RATE_LIMIT_MAX) so the limiter counts but never refuses.
+ *
+ * Usage: tsx bench/rest.ts [--seconds 10] [--connections 20]
+ */
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { loadConfig } from '../lib/config.ts';
+import { createSql } from '../lib/db.ts';
+import { migrate } from '../lib/migrate.ts';
+import { extrasOf, roundValue } from '../lib/rounds.ts';
+import { freePort, startService, uniqueId, waitFor } from '../tests/helpers/processes.ts';
+import { report, syntheticRound } from './lib.ts';
+
+const { values } = parseArgs({
+  options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '20' } },
+});
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+const schema = uniqueId('bench_rest_');
+const config = loadConfig(process.env, { DATABASE_SCHEMA: schema });
+const sql = createSql(config, { max: 2 });
+await migrate(sql, schema);
+
+const PER_GAME = 20_000;
+const start = Date.UTC(2026, 0, 1);
+for (let chunk = 0; chunk < PER_GAME * 4; chunk += 10_000) {
+  const rows = Array.from({ length: 10_000 }, (_, j) => {
+    const i = chunk + j;
+    const r = syntheticRound(i, Math.floor(i / 4) + 1, start + i * 1000);
+    return {
+      game_id: r.game_id,
+      round_id: r.round_id,
+      game_slug: r.game_slug,
+      game_type: r.game_type,
+      finished_at: new Date(r.finished_at),
+      value: roundValue(r.result),
+      extras: JSON.stringify(extrasOf(r.result)),
+      appended_at: new Date(r.finished_at),
+    };
+  });
+  await sql`insert into rounds ${sql(rows)}`;
+}
+await sql`update games g set last_round = m.r, last_update = m.t
+          from (select game_id, max(round_id) r, max(finished_at) t from rounds group by game_id) m where m.game_id = g.id`;
+await sql`analyze rounds`;
+
+const apiPort = await freePort();
+const constPort = await freePort();
+const api = startService('services/api/main.ts', {
+  DATABASE_SCHEMA: schema,
+  API_PORT: String(apiPort),
+  RATE_LIMIT_MAX: '100000000',
+  LOG_LEVEL: 'warn',
+});
+const constant = startService('bench/constant-server.ts', {}, [String(constPort)]);
+
+async function up(url: string): Promise<void> {
+  await waitFor(url, async () => ((await fetch(url)).ok ? true : undefined), 60_000, 200);
+}
+
+await up(`http://127.0.0.1:${apiPort}/api/latest/crash`);
+await up(`http://127.0.0.1:${constPort}/constant`);
+
+async function load(title: string, url: string) {
+  const r = await autocannon({ url, connections, duration: seconds, pipelining: 1 });
+  return {
+    what: title,
+    'req/s': Math.round(r.requests.average),
+    'p50 ms': r.latency.p50,
+    'p99 ms': r.latency.p99,
+    errors: r.errors + r.non2xx,
+  };
+}
+
+const rows = [
+  await load('baseline: fastify constant route', `http://127.0.0.1:${constPort}/constant`),
+  await load('/api/latest/crash', `http://127.0.0.1:${apiPort}/api/latest/crash`),
+  await load('/api/history/crash?limit=500', `http://127.0.0.1:${apiPort}/api/history/crash?limit=500`),
+];
+report(`REST under autocannon, ${connections} connections, ${seconds} s each, loopback`, rows);
+
+await constant.stop('SIGTERM');
+await api.stop('SIGTERM');
+await sql.unsafe(`drop schema if exists "${schema}" cascade`);
+await sql.end();
