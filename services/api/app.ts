@@ -1,0 +1,75 @@
+/**
+ * The REST API as a fastify instance, built from its dependencies and not listening (tests use
+ * `app.inject()`; main.ts calls `listen`). Layout:
+ * - root: CORS, error and 404 handling, metrics, OpenAPI, /health, /ready, static demo pages at /
+ * - /api/* scope: the per-IP rate limit (seed 000 "Limits": 100 a minute) and the rounds routes.
+ *   Static pages, /health, /ready, /metrics and /openapi.json are outside it (docs/decisions.md).
+ */
+import rateLimit from '@fastify/rate-limit';
+import fastifyStatic from '@fastify/static';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Config } from '../../lib/config.ts';
+import type { Sql } from '../../lib/db.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { registerCors } from './cors.ts';
+import { errorBodySchema, RateLimitedError, replyForError } from './errors.ts';
+import { healthRoutes, READY_TIMEOUT_MS } from './health/routes.ts';
+import { registerMetrics } from './metrics/metrics.ts';
+import { registerOpenApi } from './openapi.ts';
+import { createRoundsQueries } from './rounds/queries.ts';
+import { roundsRoutes } from './rounds/routes.ts';
+
+export interface ApiDeps {
+  readonly config: Config;
+  /** Pool bound to the read-model schema (lib/db.ts createSql); owned and closed by the caller. */
+  readonly sql: Sql;
+  readonly logger: Logger;
+  /** How long /ready waits for `select 1`, in ms (default 1000). */
+  readonly readyTimeoutMs?: number;
+}
+
+/** Builds the API. @throws when a plugin fails to register (e.g. an unreadable public dir). */
+export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
+  const { config, sql } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // Per-request lines go out at debug (onResponse below): a polled API would flood info logs.
+    logController: new LogController({ disableRequestLogging: true }),
+    // The router's default (100) would send a slug of 101+ characters to the 404 handler; the seed
+    // wants 400 "Invalid game slug" for any over-long slug. Node caps the whole head at 16 KiB.
+    routerOptions: { maxParamLength: 16_384 },
+  });
+
+  app.addSchema(errorBodySchema);
+  app.setErrorHandler((err, req, reply) => {
+    const { status, body } = replyForError(err);
+    if (status === 500) req.log.error({ err }, 'request failed');
+    else if (status === 503) req.log.warn({ err }, 'dependency unavailable');
+    return reply.code(status).send(body);
+  });
+  app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'Not Found', success: false }));
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.debug(
+      { method: req.method, url: req.url, status: reply.statusCode, ms: reply.elapsedTime },
+      'request',
+    );
+  });
+
+  await registerCors(app);
+  registerMetrics(app);
+  await registerOpenApi(app);
+  await app.register(healthRoutes(sql, deps.readyTimeoutMs ?? READY_TIMEOUT_MS));
+
+  await app.register(async (api) => {
+    await api.register(rateLimit, {
+      global: true,
+      max: config.api.rateLimitMax,
+      timeWindow: config.api.rateLimitWindowMs,
+      errorResponseBuilder: (_req, ctx) => new RateLimitedError(Math.ceil(ctx.ttl / 1000)),
+    });
+    await api.register(roundsRoutes(createRoundsQueries(sql)));
+  });
+
+  await app.register(fastifyStatic, { root: config.api.publicDir, prefix: '/' });
+  return app;
+}

@@ -1,0 +1,87 @@
+/**
+ * Errors of the REST API and the one place where errors become HTTP statuses and bodies
+ * (STYLE.md §6). Handlers and hooks throw; `replyForError` decides status and text.
+ *
+ * Body of every error (seed 000, "Errors"): `{ error: string, success: false }`.
+ */
+import type { FastifyError } from 'fastify';
+import { isConnectionError } from '../../lib/db.ts';
+import { AppError, UnavailableError } from '../../lib/errors.ts';
+
+/** Malformed request input (path parameter or query); answered 400 with the message as `error`. */
+export class InvalidInputError extends AppError {
+  constructor(code: string, message: string) {
+    super(code, message);
+  }
+}
+
+/** A well-formed reference to something that does not exist; answered 404 with the message. */
+export class NotFoundError extends AppError {
+  constructor(code: string, message: string) {
+    super(code, message);
+  }
+}
+
+/** The per-IP request budget is spent; answered 429. `retryAfterS` is the wait in seconds. */
+export class RateLimitedError extends AppError {
+  readonly retryAfterS: number;
+
+  constructor(retryAfterS: number) {
+    super('RATE_LIMITED', RATE_LIMITED_TEXT);
+    this.retryAfterS = retryAfterS;
+  }
+}
+
+/** Error texts fixed by seed 000 ("Errors"). */
+export const RATE_LIMITED_TEXT = 'Too many requests, please slow down';
+export const INTERNAL_TEXT = 'Internal Server Error';
+export const UNAVAILABLE_TEXT = 'Service Unavailable';
+
+/** The JSON error body of every REST error response. */
+export interface ErrorBody {
+  error: string;
+  success: false;
+}
+
+/** JSON schema of {@link ErrorBody}, registered once as a shared schema for OpenAPI. */
+export const errorBodySchema = {
+  $id: 'ErrorBody',
+  type: 'object',
+  description: 'Error body of every REST error (seed 000, "Errors").',
+  required: ['error', 'success'],
+  properties: {
+    error: { type: 'string', description: 'Human-readable reason, e.g. "Invalid game slug".' },
+    success: { type: 'boolean', enum: [false] },
+  },
+} as const;
+
+export interface ErrorReply {
+  readonly status: number;
+  readonly body: ErrorBody;
+}
+
+/**
+ * Maps any thrown value to a status and body. Client errors keep their message; server-side
+ * failures get the fixed seed texts so no internal detail leaks.
+ * - InvalidInputError and fastify schema-validation errors → 400
+ * - NotFoundError → 404; RateLimitedError → 429
+ * - UnavailableError or a database connection error (lib/db.ts isConnectionError) → 503
+ * - other 4xx errors raised by fastify itself (e.g. 415, 413) → their status and message
+ * - anything else → 500
+ */
+export function replyForError(err: unknown): ErrorReply {
+  const body = (error: string): ErrorBody => ({ error, success: false });
+  if (err instanceof InvalidInputError) return { status: 400, body: body(err.message) };
+  if (err instanceof NotFoundError) return { status: 404, body: body(err.message) };
+  if (err instanceof RateLimitedError) return { status: 429, body: body(RATE_LIMITED_TEXT) };
+  if (err instanceof UnavailableError || isConnectionError(err)) {
+    return { status: 503, body: body(UNAVAILABLE_TEXT) };
+  }
+  const fe = err as Partial<FastifyError> | undefined;
+  if (fe?.validation) return { status: 400, body: body(fe.message ?? 'Bad Request') };
+  const sc = fe?.statusCode;
+  if (typeof sc === 'number' && sc >= 400 && sc < 500 && typeof fe?.message === 'string') {
+    return { status: sc, body: body(fe.message) };
+  }
+  return { status: 500, body: body(INTERNAL_TEXT) };
+}

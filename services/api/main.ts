@@ -1,0 +1,45 @@
+/**
+ * REST API process: reads config, connects to Postgres, applies pending migrations (so the API
+ * can start before the projector), listens, and shuts down gracefully on SIGINT/SIGTERM.
+ */
+import pRetry from 'p-retry';
+import { loadConfig } from '../../lib/config.ts';
+import { createSql, isConnectionError } from '../../lib/db.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { migrate } from '../../lib/migrate.ts';
+import { buildApi } from './app.ts';
+
+const config = loadConfig();
+const logger = createLogger('api', config.logLevel);
+const sql = createSql(config);
+
+try {
+  // Postgres may still be starting (npm start launches everything at once): retry only while it
+  // cannot be reached, about a minute in all.
+  await pRetry(() => migrate(sql, config.db.schema), {
+    retries: 12,
+    minTimeout: 500,
+    maxTimeout: 5000,
+    shouldRetry: (err) => isConnectionError(err),
+    onFailedAttempt: (err) =>
+      logger.warn({ attempt: err.attemptNumber, err: err.message }, 'database not reachable yet'),
+  });
+  const app = await buildApi({ config, sql, logger });
+  await app.listen({ host: config.api.host, port: config.api.port });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await app.close();
+    await sql.end({ timeout: 5 });
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+} catch (err) {
+  logger.fatal({ err }, 'api failed to start');
+  await sql.end({ timeout: 1 }).catch(() => {});
+  process.exit(1);
+}
