@@ -40,18 +40,22 @@ export interface LogRecord {
 
 /**
  * Reads records of `topic` from each partition's `from` offset (inclusive) up to the high-water
- * mark at call time, with a throw-away consumer group that commits nothing.
+ * mark at call time (or `options.to`, exclusive, when lower), with a throw-away consumer group
+ * that commits nothing.
  * @param from offset per partition; partitions absent from the map are not read.
  * @param onRecord called in offset order within a partition.
- * @param timeoutMs gives up (rejects) after this long, default 60000 ms.
+ * @param options a number is `timeoutMs`; `timeoutMs` gives up (rejects) after this long, default
+ *   60000 ms; `to` is the end offset (exclusive) per partition, default the high-water mark.
  */
 export async function readRange(
   kafka: Kafka,
   topic: string,
   from: ReadonlyMap<number, bigint>,
   onRecord: (r: LogRecord) => void | Promise<void>,
-  timeoutMs = 60_000,
+  options: number | { timeoutMs?: number; to?: ReadonlyMap<number, bigint> } = 60_000,
 ): Promise<void> {
+  const timeoutMs = typeof options === 'number' ? options : (options.timeoutMs ?? 60_000);
+  const to = typeof options === 'number' ? undefined : options.to;
   const admin = kafka.admin();
   await admin.connect();
   let ends: Map<number, bigint>;
@@ -63,7 +67,9 @@ export async function readRange(
   }
   const pending = new Map<number, bigint>();
   for (const [p, start] of from) {
-    const end = ends.get(p) ?? 0n;
+    const high = ends.get(p) ?? 0n;
+    const limit = to?.get(p);
+    const end = limit !== undefined && limit < high ? limit : high;
     if (start < end) pending.set(p, end);
   }
   if (pending.size === 0) return;
@@ -86,7 +92,10 @@ export async function readRange(
             if (end === undefined) return;
             for (const message of batch.messages) {
               const off = BigInt(message.offset);
-              if (off >= end) break;
+              if (off >= end) {
+                pending.delete(batch.partition);
+                break;
+              }
               await onRecord({ partition: batch.partition, offset: message.offset, message });
               resolveOffset(message.offset);
               if (off + 1n >= end) {

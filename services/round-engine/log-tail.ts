@@ -1,0 +1,142 @@
+/**
+ * Reading the `rounds` topic from its end backwards: how the engine recovers each game's
+ * position at start (the log is the source of truth, docs/decisions.md) and after a failed
+ * send, and how the verify CLI finds a round by id.
+ */
+import type { Kafka } from 'kafkajs';
+import type { GameSlug } from '../../lib/games.ts';
+import { type LogRecord, partitionOffsets, readRange } from '../../lib/kafka.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { decodeRound, type RoundFinished } from '../../lib/rounds.ts';
+import { evolve, type GameState, initialState } from './decider.ts';
+import { RoundNotFoundError } from './errors.ts';
+
+export interface ScanOptions {
+  /** Records per partition read in one step (default 1000). */
+  readonly chunk?: number;
+  /** Per readRange call, ms (default 60000). */
+  readonly timeoutMs?: number;
+  readonly logger?: Logger;
+}
+
+/**
+ * Visits the decodable rounds of `topic` newest first within each partition, one chunk of
+ * `chunk` records per partition at a time, until `isDone()` holds after a chunk or every
+ * partition is read down to its low offset. Undecodable records are skipped with a warning (the
+ * projector dead-letters them).
+ * @throws what readRange throws (broker unreachable, timeout).
+ */
+export async function scanBackward(
+  kafka: Kafka,
+  topic: string,
+  onRound: (round: RoundFinished, record: LogRecord) => void,
+  isDone: () => boolean,
+  options: ScanOptions = {},
+): Promise<void> {
+  const chunk = BigInt(options.chunk ?? 1000);
+  const cursor = new Map<number, { low: bigint; at: bigint }>();
+  for (const [p, o] of await partitionOffsets(kafka, topic)) cursor.set(p, { low: o.low, at: o.high });
+  while (!isDone()) {
+    const from = new Map<number, bigint>();
+    const to = new Map<number, bigint>();
+    for (const [p, c] of cursor) {
+      if (c.at <= c.low) continue;
+      from.set(p, c.at - chunk > c.low ? c.at - chunk : c.low);
+      to.set(p, c.at);
+    }
+    if (from.size === 0) return;
+    const got = new Map<number, LogRecord[]>();
+    await readRange(
+      kafka,
+      topic,
+      from,
+      (r) => {
+        got.set(r.partition, [...(got.get(r.partition) ?? []), r]);
+      },
+      { to, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) },
+    );
+    for (const [p, start] of from) {
+      for (const r of (got.get(p) ?? []).reverse()) {
+        let round: RoundFinished;
+        try {
+          round = decodeRound(r.message.value);
+        } catch (err) {
+          options.logger?.warn({ partition: p, offset: r.offset, err }, 'skipping undecodable record');
+          continue;
+        }
+        onRound(round, r);
+      }
+      (cursor.get(p) as { at: bigint }).at = start;
+    }
+  }
+}
+
+/**
+ * Each game's state from the log tail: the newest round (by round id) of each game, and for the
+ * chain position the newest one carrying a proof. Games with no rounds get the initial state.
+ */
+export async function recoverStates(
+  kafka: Kafka,
+  topic: string,
+  games: readonly GameSlug[],
+  options: ScanOptions = {},
+): Promise<Map<GameSlug, GameState>> {
+  const wanted = new Set<string>(games);
+  const last = new Map<GameSlug, RoundFinished>();
+  const lastProved = new Map<GameSlug, RoundFinished>();
+  const newer = (a: RoundFinished | undefined, b: RoundFinished) => !a || b.round_id > a.round_id;
+  await scanBackward(
+    kafka,
+    topic,
+    (round) => {
+      if (!wanted.has(round.game_slug)) return;
+      if (newer(last.get(round.game_slug), round)) last.set(round.game_slug, round);
+      if (round.proof && newer(lastProved.get(round.game_slug), round))
+        lastProved.set(round.game_slug, round);
+    },
+    () => games.every((g) => lastProved.has(g)),
+    options,
+  );
+  const states = new Map<GameSlug, GameState>();
+  for (const g of games) {
+    let s = initialState(g);
+    const proved = lastProved.get(g);
+    if (proved) s = evolve(s, proved);
+    const newest = last.get(g);
+    if (newest && newest !== proved) s = evolve(s, newest);
+    states.set(g, s);
+  }
+  return states;
+}
+
+/**
+ * The round `roundId` of `game` and, when it is in the log, the round just before it
+ * (`roundId - 1`), for the chain link check.
+ * @throws RoundNotFoundError when the round is not in the topic.
+ */
+export async function findRound(
+  kafka: Kafka,
+  topic: string,
+  game: GameSlug,
+  roundId: number,
+  options: ScanOptions = {},
+): Promise<{ round: RoundFinished; previous: RoundFinished | null }> {
+  let round: RoundFinished | undefined;
+  let previous: RoundFinished | undefined;
+  let passed = false;
+  await scanBackward(
+    kafka,
+    topic,
+    (r) => {
+      if (r.game_slug !== game) return;
+      if (r.round_id === roundId) round = r;
+      else if (r.round_id === roundId - 1) previous = r;
+      else if (r.round_id < roundId - 1) passed = true;
+    },
+    // Older rounds of the game come after both, so once one is seen neither can still appear.
+    () => passed || (round !== undefined && previous !== undefined),
+    options,
+  );
+  if (!round) throw new RoundNotFoundError(`round ${roundId} of ${game} is not in ${topic}`);
+  return { round, previous: previous ?? null };
+}

@@ -1,0 +1,42 @@
+/**
+ * Round engine process: reads config, starts the engine (recovery from the log, game loops,
+ * HTTP on API_HOST:ROUND_ENGINE_PORT), and on SIGINT/SIGTERM stops after the round being
+ * appended.
+ */
+import { loadConfig } from '../../lib/config.ts';
+import { createKafka } from '../../lib/kafka.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { buildRoundEngine } from './engine.ts';
+
+const config = loadConfig();
+const logger = createLogger('round-engine', config.logLevel);
+const kafka = createKafka(config, 'round-engine', logger);
+const engine = buildRoundEngine({
+  config,
+  kafka,
+  logger,
+  onFatal: () => {
+    // A failed loop is a bug; exit so the supervisor restarts the engine, which resumes from the log.
+    void engine.stop().finally(() => process.exit(1));
+  },
+});
+
+try {
+  await engine.start();
+  logger.info({ port: engine.port(), games: config.engine.games }, 'round engine running');
+} catch (err) {
+  logger.fatal({ err }, 'round engine failed to start');
+  await engine.stop().catch(() => {});
+  process.exit(1);
+}
+
+let stopping = false;
+const stop = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down');
+  await engine.stop();
+  process.exit(0);
+};
+process.once('SIGINT', () => void stop('SIGINT'));
+process.once('SIGTERM', () => void stop('SIGTERM'));
