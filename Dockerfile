@@ -1,0 +1,15 @@
+# One image for every service; docker-compose.yml picks the entry point with `command:`.
+# No build step: services run TypeScript with tsx, which is a devDependency, hence a full `npm ci`.
+FROM node:20-bookworm-slim
+
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-fund --no-audit && npm cache clean --force
+
+COPY . .
+# .data holds the round engine's generated server seed (a volume in compose); owned by the runtime user.
+RUN mkdir -p /app/.data/round-engine && chown -R node:node /app/.data
+
+USER node
+ENV KAFKAJS_NO_PARTITIONER_WARNING=1
+CMD ["node", "--import", "tsx", "services/api/main.ts"]

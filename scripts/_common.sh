@@ -1,0 +1,51 @@
+# shellcheck shell=bash
+# Shared helpers of the scripts/*.sh infrastructure scripts; sourced, never run.
+# Sets ROOT (repository root), DATA_DIR (.data) and LOG_DIR (.data/logs).
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DATA_DIR="$ROOT/.data"
+# shellcheck disable=SC2034 # used by the scripts that source this file
+LOG_DIR="$DATA_DIR/logs"
+TSX="$ROOT/node_modules/.bin/tsx"
+
+# say COMPONENT MESSAGE...: one status line on stderr, so stdout stays free for callers.
+say() {
+  local who="$1"
+  shift
+  printf '[%s] %s\n' "$who" "$*" >&2
+}
+
+# die COMPONENT MESSAGE...: print and exit 1.
+die() {
+  say "$@"
+  exit 1
+}
+
+# port_open PORT [HOST]: true when something accepts TCP connections there.
+port_open() {
+  (exec 3<>"/dev/tcp/${2:-127.0.0.1}/$1") 2>/dev/null
+}
+
+# pid_alive PIDFILE PATTERN: true when PIDFILE names a live process whose command line contains PATTERN
+# (the pattern guards against a recycled pid after a reboot or crash).
+pid_alive() {
+  local pidfile="$1" pattern="$2" pid
+  [[ -f "$pidfile" ]] || return 1
+  pid="$(cat "$pidfile" 2>/dev/null || true)"
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$pattern"
+}
+
+# record_owned NAME: when INFRA_OWNED_FILE is set, note that this invocation started NAME, so the
+# caller (start.sh, test.sh) stops only what it started.
+record_owned() {
+  if [[ -n "${INFRA_OWNED_FILE:-}" ]]; then
+    echo "$1" >>"$INFRA_OWNED_FILE"
+  fi
+}
+
+# ensure_tsx: the TypeScript runner the readiness and setup scripts need.
+ensure_tsx() {
+  [[ -x "$TSX" ]] || die "$1" "node_modules/.bin/tsx missing: run 'npm ci' (or bash scripts/ensure-deps.sh) first"
+}

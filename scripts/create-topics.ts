@@ -1,0 +1,30 @@
+/**
+ * Creates the project's topics (lib/topics.ts TOPICS) on the configured broker when missing;
+ * existing topics are left as they are. Partitions come from TOPIC_PARTITIONS, the namespace from
+ * TOPIC_NAMESPACE (lib/config.ts). Used by scripts/infra.sh and the compose `init` service.
+ *
+ * Usage: `tsx scripts/create-topics.ts`. Exit 0 on success, 1 with the reason on stderr.
+ */
+import { loadConfig } from '../lib/config.ts';
+import { createKafka } from '../lib/kafka.ts';
+import { createLogger } from '../lib/logger.ts';
+import { ensureTopics, TOPICS, type TopicKey, topicName } from '../lib/topics.ts';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger('create-topics', config.logLevel);
+  const admin = createKafka(config, 'create-topics', logger).admin();
+  await admin.connect();
+  try {
+    const created = await ensureTopics(admin, config);
+    const all = (Object.keys(TOPICS) as TopicKey[]).map((k) => topicName(config, k));
+    logger.info({ created, topics: all, partitions: config.kafka.partitions }, 'topics ensured');
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`create-topics failed: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

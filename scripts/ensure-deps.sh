@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Installs what a fresh clone needs and checks the toolchain; quiet and quick when all is there.
+#   - Node.js 20 (engines.node; the WebSocket native module ships Node 20 builds): checked, never installed.
+#   - node_modules: `npm ci` when missing or when package-lock.json changed since the last install.
+#   - java 17+ and mvn for the local Kafka broker (skipped when KAFKA_BROKERS names an external one):
+#     installed with apt-get when running as root, else the command to run is printed.
+# The local Postgres server is installed on demand by scripts/postgres.sh.
+set -euo pipefail
+# shellcheck source=scripts/_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/_common.sh"
+cd "$ROOT"
+export DEBIAN_FRONTEND=noninteractive
+
+command -v node >/dev/null || die deps "node not found: install Node.js 20 (e.g. from nodejs.org or nvm: 'nvm install 20')"
+major="$(node -p 'process.versions.node.split(".")[0]')"
+if [[ "$major" != "20" ]]; then
+  die deps "Node.js 20 is required (package.json engines), found $(node --version): the WebSocket server's native binary exists for Node 20 only. Install Node 20 (e.g. 'nvm install 20 && nvm use 20')."
+fi
+
+# True when node_modules matches package-lock.json. The mtime test is the fast path; a newer lock
+# whose resolved versions equal the installed ones (e.g. only reformatted) does not wipe node_modules,
+# which matters because parallel runs use the same tree.
+deps_current() {
+  [[ -f node_modules/.package-lock.json ]] || return 1
+  [[ package-lock.json -nt node_modules/.package-lock.json ]] || return 0
+  node -e '
+    const fs = require("node:fs");
+    const want = JSON.parse(fs.readFileSync("package-lock.json", "utf8")).packages ?? {};
+    const have = JSON.parse(fs.readFileSync("node_modules/.package-lock.json", "utf8")).packages ?? {};
+    for (const [path, meta] of Object.entries(want)) {
+      if (path === "") continue;
+      const got = have[path];
+      if (!got && meta.optional) continue; // another platform'"'"'s binary, not installed here
+      if (!got || got.version !== meta.version) process.exit(1);
+    }
+  ' || return 1
+  touch node_modules/.package-lock.json
+}
+
+if ! deps_current; then
+  say deps "installing npm packages (npm ci)"
+  npm ci --no-fund --no-audit --loglevel=error
+fi
+
+apt_updated=0
+apt_install() {
+  if [[ "$(id -u)" -ne 0 ]]; then
+    die deps "$1 not found. Install it with: sudo apt-get update && sudo apt-get install -y $2"
+  fi
+  say deps "installing $2"
+  if ((apt_updated == 0)); then
+    apt-get update -q >/dev/null
+    apt_updated=1
+  fi
+  apt-get install -y -q "$2" >/dev/null
+}
+
+if [[ -z "${KAFKA_BROKERS:-}" ]]; then
+  command -v java >/dev/null || apt_install java openjdk-17-jre-headless
+  java_major="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')"
+  if [[ "${java_major%%.*}" -lt 17 ]]; then
+    die deps "Kafka 3.9 here needs Java 17 or newer, found $java_major (apt-get install -y openjdk-17-jre-headless)"
+  fi
+  command -v mvn >/dev/null || apt_install mvn maven
+fi
+
+# The compose check (tests/compose.e2e.test.ts) validates docker-compose.yml with a Compose
+# implementation when one exists; Debian's docker-compose needs no container engine for `config`.
+if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null; then
+  if [[ "$(id -u)" -eq 0 ]]; then
+    apt_install docker-compose docker-compose || say deps "docker-compose could not be installed; the compose check will parse the YAML itself"
+  else
+    say deps "no Compose found (apt-get install -y docker-compose); the compose check will parse the YAML itself"
+  fi
+fi

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Local infrastructure: Kafka (scripts/kafka.sh) and Postgres (scripts/postgres.sh).
+#
+#   bash scripts/infra.sh up|down|status
+#
+# up:     starts both (idempotent), creates the project's topics and applies the migrations.
+# down:   stops both. With INFRA_OWNED_FILE set, stops only the components listed in that file
+#         (start.sh and test.sh use it to stop only what they started).
+# status: exit 0 when both answer, 3 otherwise.
+# External KAFKA_BROKERS / DATABASE_URL are honoured: those are used, never started or stopped.
+set -euo pipefail
+# shellcheck source=scripts/_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/_common.sh"
+
+# The TS setup scripts read lib/config.ts, whose defaults assume the default ports; pass the
+# actual addresses when KAFKA_PORT or PGPORT move them.
+setup_env() {
+  env KAFKAJS_NO_PARTITIONER_WARNING=1 \
+    KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-19092}}" \
+    DATABASE_URL="${DATABASE_URL:-postgres://casino:casino@127.0.0.1:${PGPORT:-55432}/casino}" "$@"
+}
+
+up() {
+  ensure_tsx infra
+  bash "$ROOT/scripts/postgres.sh" start
+  bash "$ROOT/scripts/kafka.sh" start
+  setup_env "$TSX" "$ROOT/scripts/create-topics.ts" || die infra "topic creation failed"
+  setup_env "$TSX" "$ROOT/scripts/migrate.ts" || die infra "migrations failed"
+  say infra "up: kafka ${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-19092}}, postgres ${DATABASE_URL:+(DATABASE_URL)}${DATABASE_URL:-127.0.0.1:${PGPORT:-55432}}"
+}
+
+down() {
+  local stop_kafka=1 stop_pg=1
+  if [[ -n "${INFRA_OWNED_FILE:-}" ]]; then
+    grep -qx kafka "$INFRA_OWNED_FILE" 2>/dev/null || stop_kafka=0
+    grep -qx postgres "$INFRA_OWNED_FILE" 2>/dev/null || stop_pg=0
+    ((stop_kafka || stop_pg)) || say infra "this run started nothing; leaving kafka and postgres as they are"
+  fi
+  local rc=0
+  if ((stop_kafka)); then bash "$ROOT/scripts/kafka.sh" stop || rc=1; fi
+  if ((stop_pg)); then bash "$ROOT/scripts/postgres.sh" stop || rc=1; fi
+  return "$rc"
+}
+
+status() {
+  local rc=0
+  bash "$ROOT/scripts/kafka.sh" status || rc=3
+  bash "$ROOT/scripts/postgres.sh" status || rc=3
+  return "$rc"
+}
+
+case "${1:-}" in
+up) up ;;
+down) down ;;
+status)
+  rc=0
+  status || rc=$?
+  exit "$rc"
+  ;;
+*)
+  echo "usage: $0 up|down|status" >&2
+  exit 2
+  ;;
+esac

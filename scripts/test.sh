@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `npm test`: static checks, unit tests, then the integration and end-to-end tiers against a real
+# local Kafka and Postgres (started here when not running; external ones via KAFKA_BROKERS and
+# DATABASE_URL). Stops at the first failing step with its exit status; at the end, stops only the
+# infrastructure this run started. Never prompts (CI runs it without a terminal).
+set -euo pipefail
+# shellcheck source=scripts/_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/_common.sh"
+cd "$ROOT"
+
+export CI="${CI:-}"
+export KAFKAJS_NO_PARTITIONER_WARNING=1
+BIN="$ROOT/node_modules/.bin"
+
+INFRA_OWNED_FILE="$(mktemp "${TMPDIR:-/tmp}/casino-test.XXXXXX")"
+export INFRA_OWNED_FILE
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  bash scripts/infra.sh down >/dev/null 2>&1 || say test "stopping the infrastructure failed"
+  rm -f "$INFRA_OWNED_FILE"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+step() {
+  printf '\n=== %s\n' "$*"
+  "$@"
+}
+
+step bash scripts/ensure-deps.sh
+step "$BIN/biome" check --no-errors-on-unmatched .
+step "$BIN/tsc" --noEmit -p tsconfig.json
+step "$BIN/vitest" run --project unit
+
+step bash scripts/infra.sh up
+# For the tests only: exported, they would make `infra.sh down` treat the local servers as external.
+tier_env=(
+  KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-19092}}"
+  DATABASE_URL="${DATABASE_URL:-postgres://casino:casino@127.0.0.1:${PGPORT:-55432}/casino}"
+)
+step env "${tier_env[@]}" "$BIN/vitest" run --project int
+step env "${tier_env[@]}" "$BIN/vitest" run --project e2e
+printf '\n=== all checks passed\n'

@@ -1,0 +1,147 @@
+/**
+ * docker-compose.yml stays in step with the deployables: every `services/<name>/main.ts` and the
+ * projector (`projections/main.ts`) must have a compose service of that name running that entry,
+ * wired to the broker, the database and the one-shot `init`.
+ *
+ * The file is read through `docker compose config --format json` (Compose v2, which also validates
+ * it against the Compose specification and needs no running engine); where only Compose v1
+ * (`docker-compose`) is installed its normalised YAML is used; with neither, the YAML is parsed
+ * directly, so the deployable check still runs on machines without Docker tooling.
+ */
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const COMPOSE_FILE = join(ROOT, 'docker-compose.yml');
+
+interface ComposeService {
+  command?: string | string[] | null;
+  build?: unknown;
+  image?: string;
+  restart?: string;
+  healthcheck?: { test?: string | string[] };
+  environment?: Record<string, string | number | null> | string[];
+  depends_on?: Record<string, { condition?: string }> | string[];
+}
+interface ComposeModel {
+  source: string;
+  services: Record<string, ComposeService>;
+}
+
+/** Compose service name → entry file, for every deployable under `root`. */
+function deployables(root: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const servicesDir = join(root, 'services');
+  for (const entry of readdirSync(servicesDir, { withFileTypes: true })) {
+    if (entry.isDirectory() && existsSync(join(servicesDir, entry.name, 'main.ts'))) {
+      out.set(entry.name, `services/${entry.name}/main.ts`);
+    }
+  }
+  out.set('projector', 'projections/main.ts');
+  return out;
+}
+
+/** Deployables of `root` with no compose service, or whose service does not run their entry file. */
+function missingFromCompose(root: string, services: Record<string, ComposeService>): string[] {
+  const missing: string[] = [];
+  for (const [name, entry] of deployables(root)) {
+    const svc = services[name];
+    const command = Array.isArray(svc?.command) ? svc.command.join(' ') : (svc?.command ?? '');
+    if (!svc || !command.includes(entry)) missing.push(`${name} (${entry})`);
+  }
+  return missing;
+}
+
+function run(cmd: string, args: string[]): { ok: boolean; stdout: string; stderr: string } {
+  const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  return { ok: r.status === 0, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+function loadCompose(): ComposeModel {
+  if (run('docker', ['compose', 'version']).ok) {
+    const r = run('docker', ['compose', '-f', COMPOSE_FILE, 'config', '--format', 'json']);
+    if (!r.ok) throw new Error(`docker compose config failed:\n${r.stderr}`);
+    return { source: 'docker compose config', services: JSON.parse(r.stdout).services };
+  }
+  if (run('docker-compose', ['version']).ok) {
+    const r = run('docker-compose', ['-f', COMPOSE_FILE, 'config']);
+    if (!r.ok) throw new Error(`docker-compose config failed:\n${r.stderr}`);
+    return { source: 'docker-compose config (v1)', services: parse(r.stdout, { merge: true }).services };
+  }
+  const doc = parse(readFileSync(COMPOSE_FILE, 'utf8'), { merge: true });
+  return { source: 'YAML parse (no Compose installed)', services: doc.services };
+}
+
+function envOf(svc: ComposeService): Record<string, string> {
+  const env = svc.environment ?? {};
+  if (Array.isArray(env)) return Object.fromEntries(env.map((kv) => kv.split(/=(.*)/s).slice(0, 2)));
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v ?? '')]));
+}
+
+function conditionOn(svc: ComposeService, dep: string): string | undefined {
+  const deps = svc.depends_on;
+  if (!deps || Array.isArray(deps)) return undefined;
+  return deps[dep]?.condition;
+}
+
+describe('docker-compose.yml', () => {
+  const model = loadCompose();
+
+  it(`parses (${model.source}) and has the broker, database and init services`, () => {
+    expect(Object.keys(model.services)).toEqual(expect.arrayContaining(['redpanda', 'postgres', 'init']));
+    const redpanda = JSON.stringify(model.services.redpanda?.command);
+    expect(redpanda).toContain('--schema-registry-addr');
+    expect(model.services.postgres?.image).toMatch(/^postgres:15/);
+  });
+
+  it('has a service running each services/<name>/main.ts and the projector', () => {
+    expect(deployables(ROOT).size).toBeGreaterThanOrEqual(1);
+    expect(missingFromCompose(ROOT, model.services)).toEqual([]);
+  });
+
+  it('wires every deployable to redpanda, postgres and init, with a healthcheck', () => {
+    for (const name of deployables(ROOT).keys()) {
+      const svc = model.services[name];
+      expect(svc, `compose service ${name}`).toBeDefined();
+      if (!svc) continue;
+      const env = envOf(svc);
+      expect(env.KAFKA_BROKERS, name).toBe('redpanda:9092');
+      expect(env.DATABASE_URL, name).toMatch(/@postgres:5432\/casino$/);
+      expect(conditionOn(svc, 'init'), name).toBe('service_completed_successfully');
+      expect(conditionOn(svc, 'redpanda'), name).toBe('service_healthy');
+      expect(svc.healthcheck?.test, name).toBeTruthy();
+      expect(svc.restart, name).toBe('unless-stopped');
+      expect(svc.build, name).toBeTruthy();
+    }
+  });
+
+  it('runs topic creation and migrations in the one-shot init service', () => {
+    const command = JSON.stringify(model.services.init?.command);
+    expect(command).toContain('scripts/create-topics.ts');
+    expect(command).toContain('scripts/migrate.ts');
+  });
+
+  it('reports a services/<name>/main.ts that has no compose service', () => {
+    const root = mkdtempSync(join(tmpdir(), 'compose-check-'));
+    try {
+      mkdirSync(join(root, 'services', 'ghost'), { recursive: true });
+      writeFileSync(join(root, 'services', 'ghost', 'main.ts'), '');
+      mkdirSync(join(root, 'services', 'notes-only'), { recursive: true });
+      expect(missingFromCompose(root, model.services)).toEqual(['ghost (services/ghost/main.ts)']);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
