@@ -1,0 +1,58 @@
+/**
+ * Projector process: reads config, applies pending migrations, makes sure its topics exist,
+ * starts the rounds projector and its ops HTTP endpoints (on API_HOST, PROJECTOR_PORT), and on
+ * SIGINT/SIGTERM stops consuming after the transaction in progress and disconnects.
+ */
+import pRetry from 'p-retry';
+import { loadConfig } from '../lib/config.ts';
+import { createSql, isConnectionError } from '../lib/db.ts';
+import { createKafka } from '../lib/kafka.ts';
+import { createLogger } from '../lib/logger.ts';
+import { migrate } from '../lib/migrate.ts';
+import { ensureTopics } from '../lib/topics.ts';
+import { startOpsServer } from './ops-http.ts';
+import { buildRoundsProjector } from './projector.ts';
+
+const config = loadConfig();
+const logger = createLogger('projector', config.logLevel);
+const sql = createSql(config);
+const kafka = createKafka(config, 'projector', logger);
+
+try {
+  // Postgres may still be starting (npm start launches everything at once): retry only while it
+  // cannot be reached, about a minute in all.
+  await pRetry(() => migrate(sql, config.db.schema), {
+    retries: 12,
+    minTimeout: 500,
+    maxTimeout: 5000,
+    shouldRetry: (err) => isConnectionError(err),
+    onFailedAttempt: (err) =>
+      logger.warn({ attempt: err.attemptNumber, err: err.message }, 'database not reachable yet'),
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, config, ['rounds', 'roundsDeadLetter']);
+  await admin.disconnect();
+
+  const projector = buildRoundsProjector({ config, kafka, sql, logger });
+  await projector.start();
+  const ops = await startOpsServer(projector, config.api.host, config.projector.port);
+  logger.info({ port: ops.port }, 'projector listening');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    ops.server.close();
+    await projector.stop();
+    await sql.end({ timeout: 5 });
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+} catch (err) {
+  logger.fatal({ err }, 'projector failed to start');
+  await sql.end({ timeout: 1 }).catch(() => {});
+  process.exit(1);
+}
