@@ -39,7 +39,7 @@ const env = {
   PROJECTOR_GROUP: `${ns}-projector`,
   PROJECTOR_PORT: '0',
   API_PORT: String(apiPort),
-  RATE_LIMIT_MAX: '100000000',
+  RATE_LIMIT_MAX: '10000000',
   LOG_LEVEL: 'warn',
 };
 const api = startService('services/api/main.ts', env);

@@ -28,8 +28,8 @@ await migrate(sql, schema);
 
 const PER_GAME = 20_000;
 const start = Date.UTC(2026, 0, 1);
-for (let chunk = 0; chunk < PER_GAME * 4; chunk += 10_000) {
-  const rows = Array.from({ length: 10_000 }, (_, j) => {
+for (let chunk = 0; chunk < PER_GAME * 4; chunk += 5_000) {
+  const rows = Array.from({ length: 5_000 }, (_, j) => {
     const i = chunk + j;
     const r = syntheticRound(i, Math.floor(i / 4) + 1, start + i * 1000);
     return {
@@ -54,7 +54,7 @@ const constPort = await freePort();
 const api = startService('services/api/main.ts', {
   DATABASE_SCHEMA: schema,
   API_PORT: String(apiPort),
-  RATE_LIMIT_MAX: '100000000',
+  RATE_LIMIT_MAX: '10000000',
   LOG_LEVEL: 'warn',
 });
 const constant = startService('bench/constant-server.ts', {}, [String(constPort)]);
@@ -63,7 +63,10 @@ async function up(url: string): Promise<void> {
   await waitFor(url, async () => ((await fetch(url)).ok ? true : undefined), 60_000, 200);
 }
 
-await up(`http://127.0.0.1:${apiPort}/api/latest/crash`);
+await up(`http://127.0.0.1:${apiPort}/api/latest/crash`).catch((err) => {
+  console.error('API output:', api.output(), api.child.exitCode);
+  throw err;
+});
 await up(`http://127.0.0.1:${constPort}/constant`);
 
 async function load(title: string, url: string) {

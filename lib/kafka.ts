@@ -7,6 +7,9 @@ import { Kafka, logLevel as KafkaLogLevel, type KafkaMessage, type LogEntry } fr
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 
+// kafkajs warns on every producer that its default partitioner changed in v2; we always used v2's.
+process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
+
 const levelName: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [KafkaLogLevel.ERROR]: 'error',
   [KafkaLogLevel.WARN]: 'warn',
