@@ -25,17 +25,48 @@
  * - PROJECTOR_PORT: the projector's health HTTP port (8082; 0 = any free port).
  * - PROJECTOR_GROUP: consumer group of the rounds projector (projector-rounds).
  * - LOG_LEVEL: pino level (info).
+ * - EDGE_HOST: interface the edge's listeners bind (127.0.0.1).
+ * - EDGE_HTTP_PORT: the edge's fastify server: SSE, gRPC proxy, /health, /ready, /metrics (8086; 0 = any).
+ * - EDGE_WS_PORT: the edge's uWebSockets.js app, /ws/* (8087; 0 = any).
+ * - EDGE_WS_MAX_BUFFER_BYTES: a WebSocket subscriber whose unsent bytes pass this is closed (1 MiB).
+ * - EDGE_WS_IDLE_TIMEOUT_S: WebSocket idle timeout; the server pings before it (120 s, min 8 s, uWS rule).
+ * - EDGE_SSE_MAX_BUFFER_BYTES: an SSE subscriber whose unsent bytes pass this is closed (1 MiB).
+ * - EDGE_SSE_HEARTBEAT_MS: SSE `: heartbeat` comment period (15000 ms, seed 000 "Limits").
+ * - EDGE_DRAIN_MS: on shutdown, window over which open streams are closed (5000 ms).
+ * - GRPC_HOST / GRPC_PORT: the edge's gRPC listener, service datastream.DataStream (127.0.0.1 / 50051,
+ *   seed 000 "{grpc_host}:50051"; 0 = any free port).
+ * - GRPC_MAX_BUFFER_BYTES: a gRPC stream whose unsent bytes pass this is ended with
+ *   RESOURCE_EXHAUSTED (1 MiB).
+ * - WT_HOST: interface of the WebTransport edge's QUIC (UDP) listener and its plain HTTP server (127.0.0.1).
+ * - WT_PORT: WebTransport over HTTP/3, `https://{host}:4433/wt` of seed 000 (4433; 0 = any free port).
+ * - WT_HTTP_PORT: the WebTransport edge's HTTP server: /health, /ready, /cert-hash, /metrics (8088; 0 = any).
+ * - WT_CERT_FILE / WT_KEY_FILE: PEM certificate chain and private key of the QUIC listener (production);
+ *   both or neither. Unset: the development certificate in WT_DEV_CERT_DIR (scripts/dev-cert.sh).
+ * - WT_DEV_CERT_DIR: where scripts/dev-cert.sh keeps cert.pem and key.pem (.data/webtransport).
+ * - WT_MAX_SESSIONS: open WebTransport sessions per edge process; beyond it a session is refused with 503 (10000).
+ * - WT_HANDSHAKE_TIMEOUT_MS: a QUIC connection that has not sent its CONNECT request by then is closed (10000 ms).
+ * - GATEWAY_HOST / GATEWAY_PORT: the one-origin reverse proxy of `npm start` (127.0.0.1 / 8080).
+ * - GATEWAY_API_URL, GATEWAY_EDGE_HTTP_URL, GATEWAY_EDGE_WS_URL, GATEWAY_WT_HTTP_URL: the gateway's
+ *   upstreams (http://…). Unset: derived from API_HOST/API_PORT, EDGE_HOST/EDGE_HTTP_PORT,
+ *   EDGE_HOST/EDGE_WS_PORT and WT_HOST/WT_HTTP_PORT, a wildcard host (0.0.0.0, ::) read as 127.0.0.1.
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors.ts';
 import { GAME_SLUGS } from './games.ts';
 
+/** This file's directory. Deno, which also loads lib/ (services/edge-webtransport), types it `string | undefined`. */
+const HERE = import.meta.dirname as string;
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const csv = z
   .string()
   .transform((s) => s.split(',').map((p) => p.trim()))
   .pipe(z.array(z.string().min(1)).min(1));
+
+/** An http(s) origin the gateway forwards to; a path or query would be silently dropped, so none is allowed. */
+const upstreamUrl = z
+  .string()
+  .regex(/^https?:\/\/[^/?#\s]+\/?$/, 'an http(s)://host:port origin without path');
 
 const schema = z.object({
   KAFKA_BROKERS: csv
@@ -60,7 +91,7 @@ const schema = z.object({
   PUBLIC_DIR: z
     .string()
     .min(1)
-    .default(resolve(import.meta.dirname, '..', 'public')),
+    .default(resolve(HERE, '..', 'public')),
   ROUND_SPEED: z.coerce.number().positive().max(1000).default(1),
   ROUND_GAMES: csv.pipe(z.array(z.enum(GAME_SLUGS))).default([...GAME_SLUGS]),
   ROUND_SERVER_SEED: z
@@ -70,12 +101,40 @@ const schema = z.object({
   ROUND_SEED_FILE: z
     .string()
     .min(1)
-    .default(resolve(import.meta.dirname, '..', '.data', 'round-engine', 'server-seed')),
+    .default(resolve(HERE, '..', '.data', 'round-engine', 'server-seed')),
   ROUND_CHAIN_LENGTH: int(10, 10_000_000).default(100_000),
   ROUND_ENGINE_PORT: int(0, 65535).default(8081),
   PROJECTOR_PORT: int(0, 65535).default(8082),
   PROJECTOR_GROUP: z.string().min(1).default('projector-rounds'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  EDGE_HOST: z.string().min(1).default('127.0.0.1'),
+  EDGE_HTTP_PORT: int(0, 65535).default(8086),
+  EDGE_WS_PORT: int(0, 65535).default(8087),
+  EDGE_WS_MAX_BUFFER_BYTES: int(1024, 1 << 30).default(1 << 20),
+  EDGE_WS_IDLE_TIMEOUT_S: int(8, 960).default(120),
+  EDGE_SSE_MAX_BUFFER_BYTES: int(1024, 1 << 30).default(1 << 20),
+  EDGE_SSE_HEARTBEAT_MS: int(50, 3_600_000).default(15_000),
+  EDGE_DRAIN_MS: int(0, 600_000).default(5_000),
+  GRPC_HOST: z.string().min(1).default('127.0.0.1'),
+  GRPC_PORT: int(0, 65535).default(50051),
+  GRPC_MAX_BUFFER_BYTES: int(1024, 1 << 30).default(1 << 20),
+  WT_HOST: z.string().min(1).default('127.0.0.1'),
+  WT_PORT: int(0, 65535).default(4433),
+  WT_HTTP_PORT: int(0, 65535).default(8088),
+  WT_CERT_FILE: z.string().min(1).optional(),
+  WT_KEY_FILE: z.string().min(1).optional(),
+  WT_DEV_CERT_DIR: z
+    .string()
+    .min(1)
+    .default(resolve(HERE, '..', '.data', 'webtransport')),
+  WT_MAX_SESSIONS: int(1, 1_000_000).default(10_000),
+  WT_HANDSHAKE_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  GATEWAY_HOST: z.string().min(1).default('127.0.0.1'),
+  GATEWAY_PORT: int(0, 65535).default(8080),
+  GATEWAY_API_URL: upstreamUrl.optional(),
+  GATEWAY_EDGE_HTTP_URL: upstreamUrl.optional(),
+  GATEWAY_EDGE_WS_URL: upstreamUrl.optional(),
+  GATEWAY_WT_HTTP_URL: upstreamUrl.optional(),
 });
 
 type Raw = z.infer<typeof schema>;
@@ -105,7 +164,46 @@ export interface Config {
     readonly port: number;
   };
   readonly projector: { readonly group: string; readonly port: number };
+  readonly edge: {
+    readonly host: string;
+    readonly httpPort: number;
+    readonly wsPort: number;
+    readonly wsMaxBufferBytes: number;
+    readonly wsIdleTimeoutS: number;
+    readonly sseMaxBufferBytes: number;
+    readonly sseHeartbeatMs: number;
+    readonly drainMs: number;
+  };
+  readonly grpc: { readonly host: string; readonly port: number; readonly maxBufferBytes: number };
+  readonly wt: {
+    readonly host: string;
+    readonly port: number;
+    readonly httpPort: number;
+    /** Configured certificate and key files, or null for the development certificate in `devCertDir`. */
+    readonly certFile: string | null;
+    readonly keyFile: string | null;
+    readonly devCertDir: string;
+    readonly maxSessions: number;
+    readonly handshakeTimeoutMs: number;
+  };
+  readonly gateway: {
+    readonly host: string;
+    readonly port: number;
+    /** Upstream origins, without a trailing slash. */
+    readonly upstreams: {
+      readonly api: string;
+      readonly edgeHttp: string;
+      readonly edgeWs: string;
+      readonly wtHttp: string;
+    };
+  };
   readonly logLevel: Raw['LOG_LEVEL'];
+}
+
+/** `http://host:port` of a local listener; a wildcard bind address is reached over loopback. */
+function localOrigin(host: string, port: number): string {
+  const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
 }
 
 function deepFreeze<T>(o: T): T {
@@ -136,6 +234,9 @@ export function loadConfig(
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const r = parsed.data;
+  if ((r.WT_CERT_FILE === undefined) !== (r.WT_KEY_FILE === undefined)) {
+    throw new ConfigError('invalid configuration:\n  WT_CERT_FILE / WT_KEY_FILE: set both or neither');
+  }
   return deepFreeze({
     kafka: {
       brokers: r.KAFKA_BROKERS,
@@ -160,6 +261,37 @@ export function loadConfig(
       port: r.ROUND_ENGINE_PORT,
     },
     projector: { group: r.PROJECTOR_GROUP, port: r.PROJECTOR_PORT },
+    edge: {
+      host: r.EDGE_HOST,
+      httpPort: r.EDGE_HTTP_PORT,
+      wsPort: r.EDGE_WS_PORT,
+      wsMaxBufferBytes: r.EDGE_WS_MAX_BUFFER_BYTES,
+      wsIdleTimeoutS: r.EDGE_WS_IDLE_TIMEOUT_S,
+      sseMaxBufferBytes: r.EDGE_SSE_MAX_BUFFER_BYTES,
+      sseHeartbeatMs: r.EDGE_SSE_HEARTBEAT_MS,
+      drainMs: r.EDGE_DRAIN_MS,
+    },
+    grpc: { host: r.GRPC_HOST, port: r.GRPC_PORT, maxBufferBytes: r.GRPC_MAX_BUFFER_BYTES },
+    wt: {
+      host: r.WT_HOST,
+      port: r.WT_PORT,
+      httpPort: r.WT_HTTP_PORT,
+      certFile: r.WT_CERT_FILE ?? null,
+      keyFile: r.WT_KEY_FILE ?? null,
+      devCertDir: r.WT_DEV_CERT_DIR,
+      maxSessions: r.WT_MAX_SESSIONS,
+      handshakeTimeoutMs: r.WT_HANDSHAKE_TIMEOUT_MS,
+    },
+    gateway: {
+      host: r.GATEWAY_HOST,
+      port: r.GATEWAY_PORT,
+      upstreams: {
+        api: (r.GATEWAY_API_URL ?? localOrigin(r.API_HOST, r.API_PORT)).replace(/\/$/, ''),
+        edgeHttp: (r.GATEWAY_EDGE_HTTP_URL ?? localOrigin(r.EDGE_HOST, r.EDGE_HTTP_PORT)).replace(/\/$/, ''),
+        edgeWs: (r.GATEWAY_EDGE_WS_URL ?? localOrigin(r.EDGE_HOST, r.EDGE_WS_PORT)).replace(/\/$/, ''),
+        wtHttp: (r.GATEWAY_WT_HTTP_URL ?? localOrigin(r.WT_HOST, r.WT_HTTP_PORT)).replace(/\/$/, ''),
+      },
+    },
     logLevel: r.LOG_LEVEL,
   });
 }

@@ -36,3 +36,62 @@ describe('loadConfig', () => {
     expect(loadConfig({ API_PORT: '1' }, { API_PORT: 2 }).api.port).toBe(2);
   });
 });
+
+describe('loadConfig: WebTransport edge and gateway settings', () => {
+  it('derives the gateway upstreams from the listeners, reading a wildcard host as loopback', () => {
+    const c = loadConfig({ API_HOST: '0.0.0.0', API_PORT: '8085', EDGE_HOST: '::', WT_HTTP_PORT: '9088' });
+    expect(c.gateway.port).toBe(8080);
+    expect(c.gateway.upstreams).toEqual({
+      api: 'http://127.0.0.1:8085',
+      edgeHttp: 'http://127.0.0.1:8086',
+      edgeWs: 'http://127.0.0.1:8087',
+      wtHttp: 'http://127.0.0.1:9088',
+    });
+  });
+
+  it('takes explicit upstream URLs, without a trailing slash', () => {
+    const c = loadConfig({ GATEWAY_API_URL: 'http://10.0.0.5:7000/', GATEWAY_EDGE_WS_URL: 'http://[::1]:1' });
+    expect(c.gateway.upstreams.api).toBe('http://10.0.0.5:7000');
+    expect(c.gateway.upstreams.edgeWs).toBe('http://[::1]:1');
+  });
+
+  it.each([
+    ['GATEWAY_API_URL', 'ftp://x:1'],
+    ['GATEWAY_API_URL', 'http://x:1/api'],
+    ['GATEWAY_WT_HTTP_URL', 'localhost:8088'],
+    ['WT_PORT', '-1'],
+    ['WT_MAX_SESSIONS', '0'],
+  ])('stops on malformed %s=%s naming the setting', (key, value) => {
+    expect(() => loadConfig({ [key]: value })).toThrow(new RegExp(key));
+  });
+
+  it('uses the development certificate unless both WT_CERT_FILE and WT_KEY_FILE are set', () => {
+    const dev = loadConfig({});
+    expect(dev.wt).toMatchObject({ port: 4433, httpPort: 8088, certFile: null, keyFile: null });
+    expect(dev.wt.devCertDir).toMatch(/\.data\/webtransport$/);
+    const prod = loadConfig({ WT_CERT_FILE: '/etc/wt/cert.pem', WT_KEY_FILE: '/etc/wt/key.pem' });
+    expect(prod.wt.certFile).toBe('/etc/wt/cert.pem');
+    expect(() => loadConfig({ WT_CERT_FILE: '/etc/wt/cert.pem' })).toThrow(/WT_CERT_FILE \/ WT_KEY_FILE/);
+  });
+});
+
+describe('loadConfig: edge (WebSocket, SSE) settings', () => {
+  it('gives the documented defaults', () => {
+    expect(loadConfig({}).edge).toEqual({
+      host: '127.0.0.1',
+      httpPort: 8086,
+      wsPort: 8087,
+      wsMaxBufferBytes: 1 << 20,
+      wsIdleTimeoutS: 120,
+      sseMaxBufferBytes: 1 << 20,
+      sseHeartbeatMs: 15_000,
+      drainMs: 5_000,
+    });
+  });
+
+  it('names an out-of-range setting', () => {
+    expect(() => loadConfig({ EDGE_WS_IDLE_TIMEOUT_S: '4' })).toThrow(/EDGE_WS_IDLE_TIMEOUT_S/);
+    expect(() => loadConfig({ EDGE_SSE_MAX_BUFFER_BYTES: '10' })).toThrow(/EDGE_SSE_MAX_BUFFER_BYTES/);
+    expect(() => loadConfig({ EDGE_DRAIN_MS: '-1' })).toThrow(/EDGE_DRAIN_MS/);
+  });
+});

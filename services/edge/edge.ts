@@ -1,0 +1,142 @@
+/**
+ * The edge node (issue 3; STYLE.md §1, §8): one rounds source feeding one fan-out hub, a list of
+ * transports that subscribe to it (WebSocket, SSE, gRPC, the gRPC proxy), and one fastify server
+ * for the HTTP-based transports and `/health`, `/ready`, `/metrics`. `main.ts` only builds it;
+ * tests start it in-process with ports 0.
+ *
+ * A transport adds itself by implementing `Transport` and joining `defaultTransports()`.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Kafka } from 'kafkajs';
+import type { Config } from '../../lib/config.ts';
+import type { Sql } from '../../lib/db.ts';
+import { createKafka } from '../../lib/kafka.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { FanOutHub } from './hub.ts';
+import { createEdgeMetrics, type EdgeMetrics } from './metrics.ts';
+import { createRoundSource, type RoundSource } from './source.ts';
+import { createGrpcTransport } from './transports/grpc/grpc.ts';
+import { createGrpcProxyTransport } from './transports/grpc-proxy/grpc-proxy.ts';
+import { createSseTransport } from './transports/sse/sse.ts';
+import { createWsTransport } from './transports/ws/ws.ts';
+
+/** What a transport gets at start. */
+export interface EdgeContext {
+  readonly hub: FanOutHub;
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly kafka: Kafka;
+  readonly metrics: EdgeMetrics;
+  /** The edge's HTTP server, not yet listening: add routes in `start`, never later. */
+  readonly http: FastifyInstance;
+  /** Read-model database, when the edge was given one (gRPC GetHistory). */
+  readonly sql?: Sql;
+}
+
+/** One wire protocol of the edge (centrifugo's per-transport packages). */
+export interface Transport {
+  /** Short name, also the `protocol` label of metrics (ws, sse, grpc, …). */
+  readonly name: string;
+  /** Registers routes on `ctx.http` and/or opens its own listener. */
+  start(ctx: EdgeContext): Promise<void>;
+  /** Stops accepting, then closes open streams spread over `drainMs` ms; resolves when all are closed. */
+  stop(drainMs: number): Promise<void>;
+  /** The port of the transport's own listener once started (absent when it uses `ctx.http`). */
+  readonly port?: number;
+}
+
+export interface EdgeDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  /** Defaults to `defaultTransports()`. */
+  readonly transports?: readonly Transport[];
+  readonly sql?: Sql;
+}
+
+export interface Edge {
+  readonly hub: FanOutHub;
+  readonly metrics: EdgeMetrics;
+  readonly source: RoundSource;
+  readonly http: FastifyInstance;
+  readonly transports: readonly Transport[];
+  /** Port of the HTTP server (SSE, health, metrics) once started. */
+  readonly httpPort: number;
+  /** The port of the transport named `name` (e.g. 'ws'); throws when it has none. */
+  portOf(name: string): number;
+  /** Source first (latest rounds in memory), then transports, then the HTTP listener. */
+  start(): Promise<void>;
+  /** Transports drain in parallel over `drainMs` (default config.edge.drainMs), then the rest closes. */
+  stop(drainMs?: number): Promise<void>;
+}
+
+/** The transports an edge runs when none are given. */
+export function defaultTransports(): Transport[] {
+  const grpc = createGrpcTransport();
+  // The proxy dials the gRPC transport, so it starts after it.
+  return [createWsTransport(), createSseTransport(), grpc, createGrpcProxyTransport(grpc)];
+}
+
+/** Builds an edge; nothing is opened until `start()`. */
+export function buildEdge(deps: EdgeDeps): Edge {
+  const { config } = deps;
+  const logger = deps.logger.child({ component: 'edge' });
+  const hub = new FanOutHub();
+  const metrics = createEdgeMetrics();
+  const kafka = createKafka(config, 'edge', deps.logger);
+  const source = createRoundSource({ kafka, config, logger: deps.logger, hub, metrics });
+  const transports = deps.transports ?? defaultTransports();
+  // SSE streams stay open for hours; fastify's request timeout must not cut them.
+  const http = Fastify({ logger: false, requestTimeout: 0, forceCloseConnections: true });
+  let httpPort = 0;
+  let started = false;
+
+  http.setNotFoundHandler((_req, reply) => {
+    reply.code(404).header('Access-Control-Allow-Origin', '*').send({ error: 'Not found', success: false });
+  });
+  http.get('/health', async () => ({ status: 'ok' }));
+  http.get('/ready', async (_req, reply) => {
+    const ready = started && source.ready;
+    reply.code(ready ? 200 : 503);
+    return { status: ready ? 'ready' : 'starting', source: source.ready ? 'live' : 'catching up' };
+  });
+  http.get('/metrics', async (_req, reply) => {
+    reply.type(metrics.register.contentType);
+    return metrics.register.metrics();
+  });
+
+  return {
+    hub,
+    metrics,
+    source,
+    http,
+    transports,
+    get httpPort() {
+      return httpPort;
+    },
+    portOf(name) {
+      const p = transports.find((t) => t.name === name)?.port;
+      if (p === undefined) throw new Error(`transport ${name} has no port (not started or not present)`);
+      return p;
+    },
+    async start() {
+      await source.start();
+      const ctx: EdgeContext = { hub, config, logger: deps.logger, kafka, metrics, http, sql: deps.sql };
+      for (const t of transports) await t.start(ctx);
+      await http.listen({ host: config.edge.host, port: config.edge.httpPort });
+      const addr = http.server.address();
+      httpPort = typeof addr === 'object' && addr ? addr.port : config.edge.httpPort;
+      started = true;
+      logger.info(
+        { http: httpPort, transports: transports.map((t) => [t.name, t.port ?? httpPort]) },
+        'edge started',
+      );
+    },
+    async stop(drainMs = config.edge.drainMs) {
+      started = false;
+      await Promise.allSettled(transports.map((t) => t.stop(drainMs)));
+      await http.close();
+      await source.stop();
+      logger.info('edge stopped');
+    },
+  };
+}

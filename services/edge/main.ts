@@ -1,0 +1,42 @@
+/**
+ * Edge process: reads config, builds the edge (rounds source, hub, WebSocket, SSE and the other
+ * transports), starts it, and on SIGTERM/SIGINT drains open streams over EDGE_DRAIN_MS and exits 0.
+ */
+import { loadConfig } from '../../lib/config.ts';
+import { createSql } from '../../lib/db.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { buildEdge, type Edge } from './edge.ts';
+
+const config = loadConfig();
+const logger = createLogger('edge', config.logLevel);
+// Read models for gRPC ListGames/GetHistory; the pool connects lazily, so a database outage only
+// affects those calls, never the live streams.
+const sql = createSql(config, { max: 4 });
+
+let edge: Edge | undefined;
+try {
+  // Building fails at once when a transport cannot run (e.g. uWS without its native binary).
+  edge = buildEdge({ config, logger, sql });
+  await edge.start();
+} catch (err) {
+  logger.fatal({ err }, 'edge failed to start');
+  await edge?.stop(0).catch(() => {});
+  process.exit(1);
+}
+
+let stopping = false;
+const stop = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal, drainMs: config.edge.drainMs }, 'draining');
+  try {
+    await edge?.stop();
+    await sql.end({ timeout: 2 });
+    process.exit(0);
+  } catch (err) {
+    logger.error({ err }, 'unclean shutdown');
+    process.exit(1);
+  }
+};
+process.once('SIGINT', () => void stop('SIGINT'));
+process.once('SIGTERM', () => void stop('SIGTERM'));

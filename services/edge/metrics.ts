@@ -1,0 +1,67 @@
+/**
+ * Prometheus metrics of an edge node (STYLE.md §12). Each edge gets its own registry so that two
+ * edges in one process (tests) do not collide. Every transport labels its figures with
+ * `protocol` (ws, sse, grpc, …); the label set is fixed by the code, never by a request.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+
+export interface EdgeMetrics {
+  readonly register: Registry;
+  /** Open subscriptions per protocol. */
+  readonly subscribers: Gauge<'protocol'>;
+  /** Rounds handed to a subscriber's socket, per protocol. */
+  readonly deliveries: Counter<'protocol'>;
+  /** Subscribers closed because their unsent bytes passed the buffer limit. */
+  readonly slowCloses: Counter<'protocol'>;
+  /** SSE resumes from a Last-Event-ID, by where the missed rounds came from (memory, log, failed). */
+  readonly sseResumes: Counter<'source'>;
+  /** Records of `rounds` the edge could not decode and skipped. */
+  readonly undecodable: Counter<string>;
+  /** Records between the edge's consumer position and the partition's high-water mark. */
+  readonly lag: Gauge<'partition'>;
+}
+
+/** A fresh registry with the default process metrics and the edge's own. */
+export function createEdgeMetrics(): EdgeMetrics {
+  const register = new Registry();
+  collectDefaultMetrics({ register });
+  const registers = [register];
+  return {
+    register,
+    subscribers: new Gauge({
+      name: 'edge_subscribers',
+      help: 'Open stream subscriptions, by protocol.',
+      labelNames: ['protocol'] as const,
+      registers,
+    }),
+    deliveries: new Counter({
+      name: 'edge_deliveries_total',
+      help: 'Rounds written to subscribers, by protocol.',
+      labelNames: ['protocol'] as const,
+      registers,
+    }),
+    slowCloses: new Counter({
+      name: 'edge_slow_subscriber_closes_total',
+      help: 'Subscribers closed because their unsent bytes passed the buffer limit, by protocol.',
+      labelNames: ['protocol'] as const,
+      registers,
+    }),
+    sseResumes: new Counter({
+      name: 'edge_sse_resumes_total',
+      help: 'SSE reconnects resumed from Last-Event-ID, by source of the missed rounds (memory, log, failed).',
+      labelNames: ['source'] as const,
+      registers,
+    }),
+    undecodable: new Counter({
+      name: 'edge_undecodable_records_total',
+      help: 'Records of the rounds topic that could not be decoded and were skipped.',
+      registers,
+    }),
+    lag: new Gauge({
+      name: 'edge_consumer_lag_records',
+      help: 'Records between the edge consumer position and the high-water mark, by partition.',
+      labelNames: ['partition'] as const,
+      registers,
+    }),
+  };
+}

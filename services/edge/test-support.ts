@@ -1,0 +1,106 @@
+/**
+ * Helpers of the edge integration tests: a unique topic namespace on the real broker, a producer
+ * appending RoundFinished records, and an in-process edge on free ports. Everything opened is
+ * closed by `close()`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kafka, Producer } from 'kafkajs';
+import { syntheticRound } from '../../bench/lib.ts';
+import { type Config, loadConfig } from '../../lib/config.ts';
+import type { GameSlug } from '../../lib/games.ts';
+import { createKafka } from '../../lib/kafka.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { encodeRound, type RoundFinished } from '../../lib/rounds.ts';
+import { ensureTopics, topicName } from '../../lib/topics.ts';
+import { buildEdge, type Edge, type Transport } from './edge.ts';
+
+const GAME_INDEX: Record<GameSlug, number> = { crash: 0, double: 1, slot: 2, 'wall-street': 3 };
+
+/** A valid round of `slug` with sequence `seq`; `pad` makes a slot round about that many bytes larger. */
+export function round(slug: GameSlug, seq: number, pad = 0): RoundFinished {
+  const r = syntheticRound(GAME_INDEX[slug], seq, Date.now());
+  if (pad > 0 && r.result.game === 'slot') return { ...r, result: { ...r.result, reels: ['x'.repeat(pad)] } };
+  return r;
+}
+
+export interface TestLog {
+  readonly config: Config;
+  readonly kafka: Kafka;
+  readonly topic: string;
+  /** Appends rounds in order (key = game slug, as the engine does). */
+  append(rounds: readonly RoundFinished[]): Promise<void>;
+  /** Appends a record that is not a decodable round. */
+  appendGarbage(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A fresh namespace with its `rounds` topic; `overrides` go to loadConfig. */
+export async function createTestLog(overrides: Record<string, string | number> = {}): Promise<TestLog> {
+  const config = loadConfig(process.env, {
+    TOPIC_NAMESPACE: `t-${randomUUID().slice(0, 8)}-`,
+    EDGE_HTTP_PORT: 0,
+    EDGE_WS_PORT: 0,
+    GRPC_PORT: 0,
+    LOG_LEVEL: 'silent',
+    ...overrides,
+  });
+  const kafka = createKafka(config, 'edge-test', createLogger('edge-test', 'silent'));
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, config, ['rounds']);
+  const topic = topicName(config, 'rounds');
+  const producer: Producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  return {
+    config,
+    kafka,
+    topic,
+    async append(rounds) {
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: rounds.map((r) => ({ key: r.game_slug, value: encodeRound(r) })),
+      });
+    },
+    async appendGarbage() {
+      await producer.send({ topic, messages: [{ key: 'crash', value: Buffer.from('not avro') }] });
+    },
+    async close() {
+      await producer.disconnect();
+      await admin.deleteTopics({ topics: [topic] }).catch(() => {});
+      await admin.disconnect();
+    },
+  };
+}
+
+/** An edge on `log`'s namespace, started, on free ports. */
+export async function startEdge(log: TestLog, transports?: readonly Transport[]): Promise<Edge> {
+  const edge = buildEdge({
+    config: log.config,
+    logger: createLogger('edge-test', log.config.logLevel),
+    ...(transports ? { transports } : {}),
+  });
+  await edge.start();
+  await until(() => edge.source.ready, 20_000, 'edge source ready');
+  return edge;
+}
+
+/** Resolves when `check()` holds, polling every 20 ms. @throws after `timeoutMs` naming `what`. */
+export async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A metric's value from the edge's registry (0 when the label set has no sample yet). */
+export async function metricValue(
+  edge: Edge,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const m = await edge.metrics.register.getSingleMetric(name)?.get();
+  const v = m?.values.find((s) => Object.entries(labels).every(([k, val]) => s.labels[k] === val));
+  return v?.value ?? 0;
+}

@@ -1,0 +1,182 @@
+/**
+ * The gRPC proxy for browsers (seed 000 "/grpc.html: gRPC demo through a REST proxy"; issue 3
+ * item 5), a fastify plugin on the edge's HTTP server. Every route makes a real gRPC call to the
+ * DataStream server and relays the answer:
+ *
+ * - GET /grpc-proxy/stream/:game, /grpc-proxy/stream/type/:type, /grpc-proxy/stream
+ *   → StreamByGame / StreamByType / StreamAll as SSE (relay.ts). Query: `min_point`, `max_point`
+ *   (numbers), `colors`, `trends` (comma-separated) become the gRPC `Filter`; other parameters
+ *   (the pages' `token`) are ignored until access control lands.
+ * - GET /grpc-proxy/games → ListGames, /grpc-proxy/latest/:game → GetLatest,
+ *   /grpc-proxy/history/:game and /grpc-proxy/history/type/:type (`limit`) → GetHistory, as JSON.
+ *
+ * A gRPC status before any data becomes HTTP: NOT_FOUND → 404, INVALID_ARGUMENT → 400, anything
+ * else → 502, with the seed's body `{error, success:false}`. Every answer carries CORS `*`.
+ */
+import { type ClientReadableStream, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from '../../../../lib/logger.ts';
+import { LIMIT_RULE } from '../grpc/input.ts';
+import {
+  createDataStreamClient,
+  type DataStreamClient,
+  type FilterMsg,
+  type RoundMsg,
+} from '../grpc/proto.ts';
+import { type Relay, relayToSse, streamFormOf } from './relay.ts';
+
+/** Unary calls give up after this long (ms). */
+const UNARY_DEADLINE_MS = 5000;
+
+export interface GrpcProxyOptions {
+  /** `host:port` of the DataStream server, or a getter for one known only once it listens. */
+  readonly grpcAddress: string | (() => string);
+  readonly logger: Logger;
+  /** SSE `: heartbeat` period, ms (default 15000, seed 000 "Limits"). */
+  readonly heartbeatMs?: number;
+  /** Open relays are added here and removed when they end, so the owner can end them on shutdown. */
+  readonly relays?: Set<Relay>;
+  /** Open relays gauge (EdgeMetrics.subscribers labelled `grpc-proxy`). */
+  readonly gauge?: { inc(): void; dec(): void };
+}
+
+/** HTTP status for a gRPC status that ends a call before any data. */
+export function httpStatusOf(code: status): number {
+  return code === status.NOT_FOUND ? 404 : code === status.INVALID_ARGUMENT ? 400 : 502;
+}
+
+function sendError(reply: FastifyReply, err: ServiceError): void {
+  const http = httpStatusOf(err.code);
+  // Our own server's 400/404 texts are meant for clients; anything else names only the status.
+  const error = http === 502 ? `Bad Gateway (gRPC ${status[err.code]})` : err.details;
+  reply.code(http).header('Access-Control-Allow-Origin', '*').send({ error, success: false });
+}
+
+/** The query's filter; a value that is not a number is sent as NaN, which the server refuses. */
+export function filterOf(q: Record<string, string | string[] | undefined>): FilterMsg {
+  const one = (k: string) => (Array.isArray(q[k]) ? q[k].at(-1) : q[k]);
+  const list = (k: string) =>
+    one(k)
+      ?.split(',')
+      .filter((s) => s !== '') ?? [];
+  const num = (k: string) =>
+    one(k) === undefined ? {} : { [k]: one(k) === '' ? Number.NaN : Number(one(k)) };
+  return { ...num('min_point'), ...num('max_point'), colors: list('colors'), trends: list('trends') };
+}
+
+type Query = Record<string, string | string[] | undefined>;
+type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Query }>;
+
+/** The plugin; register it on the edge's fastify instance. */
+export function grpcProxyPlugin(opts: GrpcProxyOptions): FastifyPluginAsync {
+  return async (app) => {
+    const log = opts.logger.child({ component: 'grpc-proxy' });
+    let client: DataStreamClient | undefined;
+    const dial = () => {
+      client ??= createDataStreamClient(
+        typeof opts.grpcAddress === 'function' ? opts.grpcAddress() : opts.grpcAddress,
+      );
+      return client;
+    };
+    app.addHook('onClose', async () => client?.close());
+
+    function stream(open: (c: DataStreamClient, req: Req) => ClientReadableStream<RoundMsg>) {
+      return async (req: Req, reply: FastifyReply) => {
+        const call = open(dial(), req);
+        const relay = relayToSse(call, {
+          res: reply.raw,
+          heartbeatMs: opts.heartbeatMs ?? 15_000,
+          onRefused: (err) => sendError(reply, err),
+          onOpen: () => {
+            reply.hijack(); // the relay owns the raw response from here on
+            opts.gauge?.inc();
+          },
+          onEnd: (opened) => {
+            opts.relays?.delete(relay);
+            if (opened) opts.gauge?.dec();
+          },
+        });
+        opts.relays?.add(relay);
+        return reply;
+      };
+    }
+
+    function unary<Res>(
+      call: (c: DataStreamClient, req: Req, cb: (e: ServiceError | null, r?: Res) => void) => unknown,
+      shape: (r: Res) => unknown,
+    ) {
+      return async (req: Req, reply: FastifyReply) => {
+        try {
+          const res = await new Promise<Res>((resolve, reject) =>
+            call(dial(), req, (e, r) => (e ? reject(e) : resolve(r as Res))),
+          );
+          reply.header('Access-Control-Allow-Origin', '*').send(shape(res));
+        } catch (err) {
+          if (httpStatusOf((err as ServiceError).code) === 502) log.warn({ err }, 'gRPC call failed');
+          sendError(reply, err as ServiceError);
+        }
+        return reply;
+      };
+    }
+
+    const md = () => new Metadata();
+    const deadline = () => ({ deadline: Date.now() + UNARY_DEADLINE_MS });
+    const filter = (req: Req) => filterOf(req.query);
+
+    app.get(
+      '/grpc-proxy/stream',
+      stream((c, req) => c.StreamAll({ filter: filter(req) })),
+    );
+    app.get(
+      '/grpc-proxy/stream/type/:type',
+      stream((c, req) => c.StreamByType({ game_type: req.params.type, filter: filter(req) })),
+    );
+    app.get(
+      '/grpc-proxy/stream/:game',
+      stream((c, req) => c.StreamByGame({ game_slug: req.params.game, filter: filter(req) })),
+    );
+    app.get(
+      '/grpc-proxy/games',
+      unary(
+        (c, _req, cb) => c.ListGames({}, md(), deadline(), cb),
+        (r: { games: { last_round?: number; last_update?: string }[] }) =>
+          r.games.map((g) => ({
+            ...g,
+            last_round: g.last_round ?? null,
+            last_update: g.last_update ?? null,
+          })),
+      ),
+    );
+    app.get(
+      '/grpc-proxy/latest/:game',
+      unary(
+        (c, req, cb) => c.GetLatest({ game_slug: req.params.game }, md(), deadline(), cb),
+        (r: RoundMsg) => streamFormOf(r),
+      ),
+    );
+    const history =
+      (sel: (req: Req) => { game_slug?: string; game_type?: string }) =>
+      async (req: Req, reply: FastifyReply) => {
+        const raw = req.query.limit;
+        if (raw !== undefined && (typeof raw !== 'string' || !/^[0-9]{1,4}$/.test(raw))) {
+          return reply
+            .code(400)
+            .header('Access-Control-Allow-Origin', '*')
+            .send({ error: LIMIT_RULE, success: false });
+        }
+        const limit = raw === undefined ? {} : { limit: Number(raw) };
+        return unary(
+          (c, r, cb) => c.GetHistory({ ...sel(r), ...limit }, md(), deadline(), cb),
+          (res: { rounds: RoundMsg[] }) => res.rounds.map(streamFormOf),
+        )(req, reply);
+      };
+    app.get(
+      '/grpc-proxy/history/type/:type',
+      history((req) => ({ game_type: req.params.type })),
+    );
+    app.get(
+      '/grpc-proxy/history/:game',
+      history((req) => ({ game_slug: req.params.game })),
+    );
+  };
+}
