@@ -16,8 +16,8 @@ import { GAME_SLUGS } from '../../lib/games.ts';
 import { partitionOffsets } from '../../lib/kafka.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { decodeRound, type RoundFinished } from '../../lib/rounds.ts';
+import { scanBackward } from '../../lib/rounds-log.ts';
 import { topicName } from '../../lib/topics.ts';
-import { scanBackward } from '../round-engine/log-tail.ts';
 import { Delivery, type FanOutHub } from './hub.ts';
 import type { EdgeMetrics } from './metrics.ts';
 
