@@ -12,7 +12,9 @@ import { join, resolve } from 'node:path';
 import avro from 'avsc';
 import { DecodeError, EncodeError } from './errors.ts';
 
-const SCHEMA_DIR = resolve(import.meta.dirname, '..', 'schemas');
+/** This file's directory. Deno, which also loads lib/ (services/edge-webtransport), types it `string | undefined`. */
+const HERE = import.meta.dirname as string;
+const SCHEMA_DIR = resolve(HERE, '..', 'schemas');
 const MAGIC = 0;
 const HEADER_BYTES = 5;
 

@@ -12,7 +12,7 @@
  * - DATABASE_URL: Postgres connection URL (postgres://casino:casino@127.0.0.1:55432/casino).
  * - DATABASE_SCHEMA: schema holding the read models and checkpoints (public).
  * - DATABASE_POOL_MAX: connections per process (10).
- * - API_HOST / API_PORT: REST listener (127.0.0.1 / 8080).
+ * - API_HOST / API_PORT: REST listener (127.0.0.1 / 8085); the pages reach it through the gateway on 8080.
  * - RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_MS: anonymous REST limit per IP (100 per 60000 ms, seed 000 "Limits").
  * - PUBLIC_DIR: static demo pages (public/ of the repository).
  * - ROUND_SPEED: round cadence factor, 2 = twice as fast (1).
@@ -85,7 +85,7 @@ const schema = z.object({
     .default('public'),
   DATABASE_POOL_MAX: int(1, 200).default(10),
   API_HOST: z.string().min(1).default('127.0.0.1'),
-  API_PORT: int(0, 65535).default(8080),
+  API_PORT: int(0, 65535).default(8085),
   RATE_LIMIT_MAX: int(1, 10_000_000).default(100),
   RATE_LIMIT_WINDOW_MS: int(1000, 86_400_000).default(60_000),
   PUBLIC_DIR: z

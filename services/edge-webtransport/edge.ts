@@ -1,0 +1,104 @@
+/**
+ * The WebTransport edge node (issue 3, item 6; DESIGN.md "edge-webtransport (Deno)"): the same
+ * stateless rounds source and fan-out hub as services/edge (every partition of `rounds`, no
+ * shared consumer group), the WebTransport transport on WT_PORT, and a plain HTTP server on
+ * WT_HTTP_PORT. `main.ts` only builds and starts it; the e2e test runs it as a process.
+ */
+import type { Config } from '../../lib/config.ts';
+import { createKafka } from '../../lib/kafka.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { FanOutHub } from '../edge/hub.ts';
+import { createRoundSource, type RoundSource } from '../edge/source.ts';
+import { type CertificateInfo, loadCertificate } from './cert.ts';
+import { createHttpHandler } from './http.ts';
+import { createWtMetrics, type WtMetrics } from './metrics.ts';
+import { createWtTransport, type WtTransport } from './transport.ts';
+
+export interface WtEdgeDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+}
+
+export interface WtEdge {
+  readonly hub: FanOutHub;
+  readonly metrics: WtMetrics;
+  readonly source: RoundSource;
+  /** UDP port of the QUIC listener, once started. */
+  readonly quicPort: number;
+  /** TCP port of the HTTP server, once started. */
+  readonly httpPort: number;
+  /**
+   * Loads the certificate, starts the rounds source (latest rounds, then live), the QUIC
+   * listener and the HTTP server.
+   * @throws CertificateError for an unusable certificate; kafkajs errors when the broker is down.
+   */
+  start(): Promise<void>;
+  /** Ends sessions over `drainMs` (default EDGE_DRAIN_MS), then the HTTP server and the source. */
+  stop(drainMs?: number): Promise<void>;
+}
+
+export function buildWtEdge(deps: WtEdgeDeps): WtEdge {
+  const { config } = deps;
+  const logger = deps.logger.child({ component: 'edge-webtransport' });
+  const hub = new FanOutHub();
+  const metrics = createWtMetrics();
+  const kafka = createKafka(config, 'edge-webtransport', deps.logger);
+  const source = createRoundSource({ kafka, config, logger: deps.logger, hub, metrics });
+  let transport: WtTransport | undefined;
+  let server: Deno.HttpServer<Deno.NetAddr> | undefined;
+  let certificate: CertificateInfo | undefined;
+  let started = false;
+
+  return {
+    hub,
+    metrics,
+    source,
+    get quicPort() {
+      return transport?.port ?? 0;
+    },
+    get httpPort() {
+      return server?.addr.port ?? 0;
+    },
+    async start() {
+      certificate = loadCertificate(config.wt, Date.now());
+      const left = certificate.notAfter.getTime() - Date.now();
+      if (left < 24 * 3600 * 1000) {
+        logger.warn(
+          { expiresAt: certificate.notAfter, file: certificate.certFile },
+          'certificate expires within a day',
+        );
+      }
+      server = Deno.serve(
+        { hostname: config.wt.host, port: config.wt.httpPort, onListen: () => {} },
+        createHttpHandler({
+          certificate,
+          register: metrics.register,
+          isReady: () => started && source.ready,
+        }),
+      );
+      await source.start();
+      transport = createWtTransport({ hub, metrics, logger: deps.logger, wt: config.wt, certificate });
+      await transport.start();
+      started = true;
+      logger.info(
+        {
+          quicPort: transport.port,
+          httpPort: server.addr.port,
+          certificate: {
+            source: certificate.source,
+            file: certificate.certFile,
+            expiresAt: certificate.notAfter,
+          },
+        },
+        'webtransport edge started',
+      );
+    },
+    async stop(drainMs = config.edge.drainMs) {
+      started = false;
+      await transport?.stop(drainMs);
+      await server?.shutdown();
+      await source.stop();
+      logger.info('webtransport edge stopped');
+    },
+  };
+}

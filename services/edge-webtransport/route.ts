@@ -1,0 +1,46 @@
+/**
+ * The WebTransport address of DESIGN.md: `https://{host}:4433/wt?game=<slug>` or
+ * `?type=<type>`, credential in `token=` (read by the access-control issue; ignored until then).
+ * Statuses and texts match the other transports (services/edge/selection.ts): malformed → 400,
+ * well-formed but unknown → 404, any other path → 404. A refused request never becomes a session.
+ */
+import type { Selection } from '../edge/hub.ts';
+import { parseGameSelection, parseTypeSelection } from '../edge/selection.ts';
+
+export const WT_PATH = '/wt';
+
+export type WtRoute =
+  | { readonly ok: true; readonly selection: Selection; readonly token: string | undefined }
+  | { readonly ok: false; readonly status: 400 | 404; readonly error: string };
+
+/** Routes the `:path` (path and query) of a CONNECT request. */
+export function routeWebTransport(pathAndQuery: string): WtRoute {
+  let url: URL;
+  try {
+    url = new URL(pathAndQuery, 'https://edge.invalid');
+  } catch {
+    return { ok: false, status: 400, error: 'Malformed request path' };
+  }
+  if (url.pathname !== WT_PATH) return { ok: false, status: 404, error: 'Not found' };
+  const games = url.searchParams.getAll('game');
+  const types = url.searchParams.getAll('type');
+  const tokens = url.searchParams.getAll('token');
+  if (games.length > 1 || types.length > 1 || tokens.length > 1) {
+    return { ok: false, status: 400, error: 'game, type and token may each be given once' };
+  }
+  const [game] = games;
+  const [type] = types;
+  if (game !== undefined && type !== undefined) {
+    return { ok: false, status: 400, error: 'Give either game or type, not both' };
+  }
+  const token = tokens[0];
+  if (game !== undefined) {
+    const r = parseGameSelection(game);
+    return r.ok ? { ok: true, selection: r.selection, token } : r;
+  }
+  if (type !== undefined) {
+    const r = parseTypeSelection(type);
+    return r.ok ? { ok: true, selection: r.selection, token } : r;
+  }
+  return { ok: false, status: 400, error: 'A game or type query parameter is required' };
+}

@@ -1,0 +1,182 @@
+/**
+ * The WebTransport transport (issue 3, item 6): a QUIC listener speaking HTTP/3 on WT_PORT that
+ * opens a session for `CONNECT https://{host}:4433/wt?game=<slug>|type=<type>` and refuses every
+ * other request with a status before the session exists. Each open session is a hub subscriber.
+ * Shutdown stops accepting, then ends sessions spread over the drain window with a close capsule
+ * (code 1001, as the WebSocket transport's "going away").
+ */
+import type { Config } from '../../lib/config.ts';
+import type { Logger } from '../../lib/logger.ts';
+import type { FanOutHub, Selection } from '../edge/hub.ts';
+import { selectionLabel } from '../edge/selection.ts';
+import type { CertificateInfo } from './cert.ts';
+import {
+  acceptWebTransport,
+  H3_GENERAL_PROTOCOL_ERROR,
+  H3_NO_ERROR,
+  HandshakeError,
+  type Verdict,
+} from './handshake.ts';
+import { PROTOCOL, type WtMetrics } from './metrics.ts';
+import { routeWebTransport } from './route.ts';
+import { WtSession } from './session.ts';
+
+/** Close code of sessions ended by a shutdown (mirrors WebSocket 1001 "going away"). */
+export const GOING_AWAY = 1001;
+/** Server keep-alive and idle timeout, ms: a quiet game must not let the QUIC connection idle out. */
+const KEEP_ALIVE_MS = 10_000;
+const MAX_IDLE_MS = 30_000;
+/** After a refusal, the connection stays this long so the response reaches the client, ms. */
+const REFUSAL_GRACE_MS = 1_000;
+
+export interface WtTransportDeps {
+  readonly hub: FanOutHub;
+  readonly metrics: WtMetrics;
+  readonly logger: Logger;
+  readonly wt: Config['wt'];
+  readonly certificate: Pick<CertificateInfo, 'certPem' | 'keyPem'>;
+}
+
+export interface WtTransport {
+  /** UDP port once listening. */
+  readonly port: number;
+  /** Open sessions. */
+  readonly sessions: number;
+  start(): Promise<void>;
+  /** Stops accepting and ends open sessions spread over `drainMs`; resolves when all are closed. */
+  stop(drainMs: number): Promise<void>;
+}
+
+export function createWtTransport(deps: WtTransportDeps): WtTransport {
+  const { hub, metrics, wt } = deps;
+  const log = deps.logger.child({ component: 'webtransport' });
+  let endpoint: Deno.QuicEndpoint | undefined;
+  let listener: Deno.QuicListener | undefined;
+  let port = 0;
+  let stopping = false;
+  const sessions = new Set<WtSession>();
+  const handshaking = new Set<Deno.QuicConn>();
+
+  const closeQuietly = (conn: Deno.QuicConn, code: number, reason: string) => {
+    try {
+      conn.close({ closeCode: code, reason });
+    } catch {
+      // already closed
+    }
+  };
+
+  async function serve(conn: Deno.QuicConn, remote: string): Promise<void> {
+    let selection: Selection | undefined;
+    const decide = (request: { path: string }): Verdict => {
+      if (stopping) return { status: 503, error: 'The edge is shutting down' };
+      if (sessions.size >= wt.maxSessions) return { status: 503, error: 'Too many WebTransport sessions' };
+      const route = routeWebTransport(request.path);
+      if (!route.ok) return route;
+      selection = route.selection;
+      return { status: 200 };
+    };
+    handshaking.add(conn);
+    let result: Awaited<ReturnType<typeof acceptWebTransport>>;
+    try {
+      result = await acceptWebTransport(conn, decide, wt.handshakeTimeoutMs);
+    } catch (err) {
+      const reason = err instanceof HandshakeError ? err.reason : 'protocol';
+      metrics.handshakeFailures.inc({ reason });
+      log.info({ remote, err: (err as Error).message }, 'handshake failed');
+      closeQuietly(conn, H3_GENERAL_PROTOCOL_ERROR, reason);
+      return;
+    } finally {
+      handshaking.delete(conn);
+    }
+    metrics.sessionRequests.inc({ status: String(result.kind === 'accepted' ? 200 : result.status) });
+    if (result.kind === 'refused') {
+      log.info({ remote, status: result.status, error: result.error, path: result.path }, 'session refused');
+      setTimeout(() => closeQuietly(conn, H3_NO_ERROR, result.error), REFUSAL_GRACE_MS);
+      return;
+    }
+    if (!selection) throw new Error('accepted without a selection'); // decide() sets it before 200
+    const session = new WtSession(selection, conn, result.datagramPrefix, result.connectWriter, metrics);
+    const unsubscribe = hub.subscribe(session);
+    sessions.add(session);
+    metrics.subscribers.inc({ protocol: PROTOCOL });
+    log.debug({ remote, selection: selectionLabel(selection) }, 'session open');
+    try {
+      const end = await session.watch(result.connectReader);
+      session.markClosed();
+      log.debug({ remote, ...end }, 'session closed by client');
+    } finally {
+      unsubscribe();
+      sessions.delete(session);
+      metrics.subscribers.dec({ protocol: PROTOCOL });
+      void result.keep; // the control and QPACK streams live as long as the connection
+      closeQuietly(conn, H3_NO_ERROR, 'session ended');
+    }
+  }
+
+  /**
+   * Accepts connections until stopped. Each failure is per connection (logged, then the loop goes
+   * on), so one bad handshake never ends the listener. `QuicIncoming.remoteAddr` is read only on
+   * the accepted connection: in Deno 2.9 reading it on the incoming invalidates it ("Invalid
+   * QuicIncoming resource").
+   */
+  async function acceptLoop(l: Deno.QuicListener): Promise<void> {
+    while (!stopping) {
+      let incoming: Deno.QuicIncoming;
+      try {
+        incoming = await l.incoming();
+      } catch (err) {
+        if (stopping) return;
+        log.warn({ err: (err as Error).message }, 'accepting a QUIC connection failed');
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
+      if (stopping) {
+        incoming.refuse();
+        return;
+      }
+      // Without 0-RTT the result is a promise; the type is a union because of the 0-RTT overload.
+      Promise.resolve(incoming.accept())
+        .then((conn) => serve(conn, `${conn.remoteAddr.hostname}:${conn.remoteAddr.port}`))
+        .catch((err) => log.warn({ err: (err as Error).message }, 'QUIC connection failed'));
+    }
+  }
+
+  return {
+    get port() {
+      return port;
+    },
+    get sessions() {
+      return sessions.size;
+    },
+    async start() {
+      endpoint = new Deno.QuicEndpoint({ hostname: wt.host, port: wt.port });
+      listener = endpoint.listen({
+        cert: deps.certificate.certPem,
+        key: deps.certificate.keyPem,
+        alpnProtocols: ['h3'],
+        keepAliveInterval: KEEP_ALIVE_MS,
+        maxIdleTimeout: MAX_IDLE_MS,
+      });
+      port = endpoint.addr.port;
+      acceptLoop(listener).catch((err) => {
+        if (!stopping) log.error({ err: (err as Error).message }, 'QUIC listener failed');
+      });
+    },
+    async stop(drainMs) {
+      stopping = true;
+      listener?.stop();
+      for (const conn of handshaking) closeQuietly(conn, H3_NO_ERROR, 'shutting down');
+      const open = [...sessions];
+      const step = open.length > 1 ? drainMs / open.length : 0;
+      await Promise.all(
+        open.map(
+          (s, i) =>
+            new Promise<void>((resolve) =>
+              setTimeout(() => void s.close(GOING_AWAY, 'edge shutting down').finally(resolve), i * step),
+            ),
+        ),
+      );
+      endpoint?.close({ closeCode: H3_NO_ERROR, reason: 'shutting down' });
+    },
+  };
+}

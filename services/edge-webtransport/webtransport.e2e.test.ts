@@ -1,0 +1,238 @@
+/**
+ * The Deno WebTransport edge as a process, against the real broker, with headless Chromium as
+ * the client (issue 3, items 6 and 8): rounds appended to a fresh `rounds` topic arrive as one
+ * datagram each in the stream form; other paths and bad parameters are refused with a status
+ * before any session (the browser sees the handshake fail; the status is read from the edge's
+ * log and metrics); shutdown ends open sessions with code 1001.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash, X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Admin, Producer } from 'kafkajs';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { syntheticRound } from '../../bench/lib.ts';
+import { type Config, loadConfig } from '../../lib/config.ts';
+import { createKafka } from '../../lib/kafka.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { encodeRound, type RoundFinished, toStreamForm } from '../../lib/rounds.ts';
+import { ensureTopics, topicName } from '../../lib/topics.ts';
+import {
+  BROWSER_ARGS,
+  CHROMIUM,
+  closeSession,
+  openSession,
+  parseLogLines,
+  ROOT,
+  readMetric,
+  receivedRounds,
+  startWtEdge,
+  tryOpen,
+  uniqueId,
+  type WtEdgeProcess,
+  waitFor,
+} from './test-support.ts';
+
+let config: Config;
+let admin: Admin;
+let producer: Producer;
+let certDir: string;
+let edge: WtEdgeProcess;
+let quicPort = 0;
+let httpPort = 0;
+let browser: Browser;
+let page: Page;
+let seq = 0;
+
+const logLines = () => parseLogLines(edge.output());
+
+async function append(round: RoundFinished): Promise<{ before: number; after: number }> {
+  const before = Date.now();
+  await producer.send({
+    topic: topicName(config, 'rounds'),
+    messages: [{ key: round.game_slug, value: encodeRound(round) }],
+  });
+  return { before, after: Date.now() };
+}
+
+/** A fresh synthetic round of `game` (bench/lib.ts builds valid ones). */
+function round(game: 'crash' | 'double' | 'slot'): RoundFinished {
+  const k = { crash: 0, double: 1, slot: 2 }[game];
+  seq += 1;
+  return syntheticRound(k, seq, Date.now());
+}
+
+const metric = (name: string, labels: string) => readMetric(httpPort, name, labels);
+
+/** Closes session `name` in the browser and waits until the edge has let it go. */
+async function closeAndWait(name: string): Promise<void> {
+  await closeSession(page, name);
+  await waitFor('the edge to drop the session', async () =>
+    (await metric('edge_subscribers', 'protocol="webtransport"')) === 0 ? true : undefined,
+  );
+}
+
+beforeAll(async () => {
+  const ns = `${uniqueId('t-wt-')}-`;
+  config = loadConfig(process.env, { TOPIC_NAMESPACE: ns });
+  certDir = mkdtempSync(join(tmpdir(), 'wt-cert-'));
+  execFileSync('bash', [join(ROOT, 'scripts/dev-cert.sh')], {
+    env: { ...process.env, WT_DEV_CERT_DIR: certDir },
+  });
+  const kafka = createKafka(config, 'wt-e2e', createLogger('wt-e2e', 'warn'));
+  admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, config, ['rounds']);
+  producer = kafka.producer();
+  await producer.connect();
+
+  edge = startWtEdge({
+    TOPIC_NAMESPACE: ns,
+    WT_DEV_CERT_DIR: certDir,
+    EDGE_DRAIN_MS: '200',
+    // One session at a time, so the limit's refusal is testable; the tests close each session.
+    WT_MAX_SESSIONS: '1',
+  });
+  ({ quicPort, httpPort } = await edge.started);
+  await waitFor('/ready', async () =>
+    (await fetch(`http://127.0.0.1:${httpPort}/ready`)).status === 200 ? true : undefined,
+  );
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
+  page = await browser.newPage();
+  // 127.0.0.1 is a secure context, which WebTransport requires; the edge's origin serves the hash.
+  await page.goto(`http://127.0.0.1:${httpPort}/health`);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await edge?.kill();
+  await producer?.disconnect();
+  await admin?.deleteTopics({ topics: [topicName(config, 'rounds')] }).catch(() => {});
+  await admin?.disconnect();
+  rmSync(certDir, { recursive: true, force: true });
+});
+
+describe('WebTransport edge (Deno) with headless Chromium', () => {
+  it('serves the certificate hash the browser needs, with CORS', async () => {
+    const res = await fetch(`http://127.0.0.1:${httpPort}/cert-hash`);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    const body = (await res.json()) as Record<string, string>;
+    const x509 = new X509Certificate(readFileSync(join(certDir, 'cert.pem')));
+    const digest = createHash('sha256').update(x509.raw).digest();
+    expect(body).toEqual({
+      algorithm: 'sha-256',
+      hash: digest.toString('base64'),
+      hex: digest.toString('hex'),
+      expires_at: new Date(x509.validTo).toISOString(),
+      source: 'development',
+    });
+  });
+
+  it('delivers each round of the chosen game as one stream-form datagram, and nothing else', async () => {
+    await openSession(page, 'game', `https://127.0.0.1:${quicPort}/wt?game=crash&token=ignored`, httpPort);
+    expect(await metric('edge_subscribers', 'protocol="webtransport"')).toBe(1);
+    const other = round('double');
+    const first = round('crash');
+    await append(other);
+    const t1 = await append(first);
+    await waitFor(
+      'the first crash datagram',
+      async () => ((await receivedRounds(page, 'game')).length >= 1 ? true : undefined),
+      20_000,
+    );
+    const second = round('crash');
+    const t2 = await append(second);
+    const got = await waitFor(
+      'two crash datagrams',
+      async () => {
+        const r = await receivedRounds(page, 'game');
+        return r.length >= 2 ? r : undefined;
+      },
+      20_000,
+    );
+    expect(got).toHaveLength(2);
+    for (const [i, [sent, t]] of [
+      [first, t1],
+      [second, t2],
+    ].entries() as Iterable<[number, [RoundFinished, { before: number; after: number }]]>) {
+      const { text, bytes } = got[i] as { text: string; bytes: number };
+      const msg = JSON.parse(text) as Record<string, unknown>;
+      expect(msg).toEqual({ ...toStreamForm(sent, 0), timestamp: msg.timestamp });
+      expect(msg.timestamp).toBeGreaterThanOrEqual(t.before);
+      expect(msg.timestamp).toBeLessThanOrEqual(t.after);
+      expect(bytes).toBeLessThan(1200);
+    }
+    expect(await metric('edge_deliveries_total', 'protocol="webtransport"')).toBe(2);
+    await closeAndWait('game');
+  });
+
+  it('a type subscription gets every game of the type, reporting the subscribed type', async () => {
+    await openSession(page, 'multi', `https://127.0.0.1:${quicPort}/wt?type=multiplier`, httpPort);
+    const slot = round('slot');
+    const crash = round('crash');
+    await append(round('double'));
+    await append(slot);
+    await append(crash);
+    const got = await waitFor(
+      'slot and crash datagrams',
+      async () => {
+        const r = await receivedRounds(page, 'multi');
+        return r.length >= 2 ? r : undefined;
+      },
+      20_000,
+    );
+    const byGame = new Map(
+      got.map((g) => JSON.parse(g.text) as Record<string, unknown>).map((m) => [m.game_slug, m]),
+    );
+    expect([...byGame.keys()].sort()).toEqual(['crash', 'slot']);
+    expect(byGame.get('slot')).toMatchObject({ round_id: slot.round_id, game_type: 'multiplier' });
+    expect(byGame.get('crash')).toMatchObject({ round_id: crash.round_id, game_type: 'multiplier' });
+    await closeAndWait('multi');
+  });
+
+  it('refuses a session beyond WT_MAX_SESSIONS with 503', async () => {
+    await openSession(page, 'only', `https://127.0.0.1:${quicPort}/wt?game=slot`, httpPort);
+    const before = await metric('edge_wt_session_requests_total', 'status="503"');
+    expect(await tryOpen(page, `https://127.0.0.1:${quicPort}/wt?game=crash`, httpPort)).toMatch(
+      /^refused: /,
+    );
+    expect(await metric('edge_wt_session_requests_total', 'status="503"')).toBe(before + 1);
+    await closeAndWait('only');
+    expect(await tryOpen(page, `https://127.0.0.1:${quicPort}/wt?game=crash`, httpPort)).toBe('open');
+    await waitFor('the probe session to close', async () =>
+      (await metric('edge_subscribers', 'protocol="webtransport"')) === 0 ? true : undefined,
+    );
+  });
+
+  it.each([
+    ['/other?game=crash', 404, 'Not found'],
+    ['/wt', 400, 'A game or type query parameter is required'],
+    ['/wt?game=crash&type=color', 400, 'Give either game or type, not both'],
+    ['/wt?game=Crash!', 400, 'Invalid game slug'],
+    ['/wt?game=poker', 404, 'Game not found'],
+    ['/wt?type=poker', 404, 'Game type not found'],
+    ['/wt?type=multiplier&type=color', 400, 'game, type and token may each be given once'],
+  ])('refuses %s with %i before any session', async (path, status, error) => {
+    const before = await metric('edge_wt_session_requests_total', `status="${status}"`);
+    const outcome = await tryOpen(page, `https://127.0.0.1:${quicPort}${path}`, httpPort);
+    expect(outcome).toMatch(/^refused: /);
+    const line = await waitFor('the refusal in the log', () =>
+      logLines().find((l) => l.msg === 'session refused' && l.path === path),
+    );
+    expect(line).toMatchObject({ status, error });
+    expect(await metric('edge_wt_session_requests_total', `status="${status}"`)).toBe(before + 1);
+    expect(await metric('edge_subscribers', 'protocol="webtransport"')).toBe(0);
+  });
+
+  it('on SIGTERM ends open sessions with 1001 and exits 0', async () => {
+    await openSession(page, 'last', `https://127.0.0.1:${quicPort}/wt?game=double`, httpPort);
+    edge.child.kill('SIGTERM');
+    const closed = await page.evaluate(
+      () => (window as unknown as { wt: Record<string, { closed: Promise<unknown> }> }).wt.last?.closed,
+    );
+    expect(closed).toEqual({ closeCode: 1001, reason: 'edge shutting down' });
+    expect(await edge.exited).toBe(0);
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * The one-origin gateway of `npm start` (issue 3, item 7: every endpoint path of the seed is
+ * reachable from the pages' origin). A reverse proxy on GATEWAY_PORT:
+ *
+ * | path                       | upstream                         |
+ * |----------------------------|----------------------------------|
+ * | /health                    | the gateway itself               |
+ * | /ws/* (upgrade)            | edge WebSocket port, TCP tunnel  |
+ * | /ws/* (plain HTTP)         | edge WebSocket port              |
+ * | /sse/*, /grpc-proxy/*      | edge HTTP port, streamed         |
+ * | /webtransport/cert-hash    | WebTransport edge `/cert-hash`   |
+ * | everything else            | API (REST, /openapi.json, pages) |
+ *
+ * WebTransport itself is UDP on its own port and cannot be proxied here; the pages connect to it
+ * directly and only read its certificate hash through the gateway. Clients' addresses reach the
+ * upstreams in X-Forwarded-For. An unreachable upstream is 502 `{error, success: false}`.
+ */
+
+import type { IncomingHttpHeaders } from 'node:http';
+import proxy from '@fastify/http-proxy';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from '../../lib/config.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { createWsTunnel, type WsTunnel } from './ws-tunnel.ts';
+
+export interface GatewayDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+}
+
+export interface Gateway {
+  readonly app: FastifyInstance;
+  readonly tunnel: WsTunnel;
+  /** Listening port, once started. */
+  readonly port: number;
+  start(): Promise<void>;
+  /** Closes the listener, open HTTP streams and WebSocket tunnels. */
+  stop(): Promise<void>;
+}
+
+/** X-Forwarded-For/Host/Proto for an upstream, appending this hop. */
+function forwarded(
+  req: { readonly ip: string; readonly headers: IncomingHttpHeaders },
+  headers: IncomingHttpHeaders,
+): IncomingHttpHeaders {
+  const prior = headers['x-forwarded-for'];
+  const chain = Array.isArray(prior) ? prior.join(', ') : prior;
+  return {
+    ...headers,
+    'x-forwarded-for': chain ? `${chain}, ${req.ip}` : req.ip,
+    'x-forwarded-host': req.headers.host ?? '',
+    'x-forwarded-proto': 'http',
+  };
+}
+
+/** The part of a fastify reply that `unavailable` uses. */
+interface ErrorReply {
+  code(status: number): { header(name: string, value: string): { send(payload: unknown): unknown } };
+}
+
+export function buildGateway(deps: GatewayDeps): Gateway {
+  const { host, port, upstreams } = deps.config.gateway;
+  const logger = deps.logger.child({ component: 'gateway' });
+  // Streams (SSE, gRPC proxy) stay open for hours: no request timeout; forceCloseConnections ends
+  // them on stop instead of waiting.
+  const app = Fastify({ logger: false, requestTimeout: 0, forceCloseConnections: true });
+  const tunnel = createWsTunnel(upstreams.edgeWs, '/ws/', deps.logger);
+  // An unreachable or failing upstream is 502 (504 on a timeout) in the REST error shape, not
+  // reply-from's default 500 with the socket error text.
+  const unavailable = (reply: ErrorReply, { error }: { error: Error & { statusCode?: number } }) => {
+    const status = error.statusCode === 504 ? 504 : 502;
+    logger.warn(
+      { err: error.message, cause: (error.cause as Error | undefined)?.message },
+      'upstream failed',
+    );
+    reply
+      .code(status)
+      .header('access-control-allow-origin', '*')
+      .send({ error: status === 504 ? 'Upstream timed out' : 'Upstream unavailable', success: false });
+  };
+  const replyOptions = { rewriteRequestHeaders: forwarded, onError: unavailable };
+  // A stream may be quiet for longer than undici's 300 s body timeout between chunks.
+  const streaming = { bodyTimeout: 0 };
+
+  app.get('/health', async () => ({ status: 'ok', upstreams }));
+  app.register(proxy, { upstream: upstreams.edgeWs, prefix: '/ws', rewritePrefix: '/ws', replyOptions });
+  app.register(proxy, {
+    upstream: upstreams.edgeHttp,
+    prefix: '/sse',
+    rewritePrefix: '/sse',
+    replyOptions,
+    undici: streaming,
+  });
+  app.register(proxy, {
+    upstream: upstreams.edgeHttp,
+    prefix: '/grpc-proxy',
+    rewritePrefix: '/grpc-proxy',
+    replyOptions,
+    undici: streaming,
+  });
+  app.register(proxy, {
+    upstream: upstreams.wtHttp,
+    prefix: '/webtransport/cert-hash',
+    rewritePrefix: '/cert-hash',
+    replyOptions,
+  });
+  app.register(proxy, { upstream: upstreams.api, prefix: '/', replyOptions });
+
+  let listening = 0;
+  return {
+    app,
+    tunnel,
+    get port() {
+      return listening;
+    },
+    async start() {
+      app.server.on('upgrade', tunnel.onUpgrade);
+      await app.listen({ host, port });
+      const addr = app.server.address();
+      listening = typeof addr === 'object' && addr ? addr.port : port;
+      logger.info({ port: listening, upstreams }, 'gateway started');
+    },
+    async stop() {
+      tunnel.closeAll();
+      await app.close();
+      logger.info('gateway stopped');
+    },
+  };
+}
