@@ -4,12 +4,21 @@
 #   - node_modules: `npm ci` when missing or when package-lock.json changed since the last install.
 #   - java 17+ and mvn for the local Kafka broker (skipped when KAFKA_BROKERS names an external one):
 #     installed with apt-get when running as root, else the command to run is printed.
+#   - with --browser: Debian's chromium (/usr/bin/chromium) for the browser tests (tests/browser), which
+#     drive it with playwright-core; npm start does not need it, so only scripts/test.sh asks for it.
 # The local Postgres server is installed on demand by scripts/postgres.sh.
 set -euo pipefail
 # shellcheck source=scripts/_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/_common.sh"
 cd "$ROOT"
 export DEBIAN_FRONTEND=noninteractive
+want_browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --browser) want_browser=1 ;;
+    *) die deps "unknown option $arg (known: --browser)" ;;
+  esac
+done
 
 command -v node >/dev/null || die deps "node not found: install Node.js 20 (e.g. from nodejs.org or nvm: 'nvm install 20')"
 major="$(node -p 'process.versions.node.split(".")[0]')"
@@ -72,4 +81,9 @@ if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev
   else
     say deps "no Compose found (apt-get install -y docker-compose); the compose check will parse the YAML itself"
   fi
+fi
+
+# playwright-core brings no browser of its own; the tests launch this one (executablePath).
+if ((want_browser == 1)) && [[ ! -x /usr/bin/chromium ]]; then
+  apt_install chromium chromium
 fi

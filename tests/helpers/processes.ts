@@ -42,7 +42,15 @@ export function startService(
   env: Record<string, string>,
   args: readonly string[] = [],
 ): Service {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+  return startProcess(process.execPath, ['--import', 'tsx', entry, ...args], env);
+}
+
+/**
+ * Starts any `command args` from the repository root (e.g. the Deno WebTransport edge) with `env`
+ * added to the current environment; output captured as by startService.
+ */
+export function startProcess(command: string, args: readonly string[], env: Record<string, string>): Service {
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

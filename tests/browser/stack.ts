@@ -1,0 +1,183 @@
+/**
+ * The whole platform as child processes for the browser tests: API, projector, round engine,
+ * edge (WebSocket, SSE, gRPC and its proxy), the Deno WebTransport edge, and the gateway that puts
+ * pages, /api, /ws, /sse, /grpc-proxy and /webtransport/cert-hash on one origin, as `npm start`
+ * does. Everything runs in its own topic namespace, database schema, consumer group, certificate
+ * directory and free ports, and `stop()` removes what `startStack()` made.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../lib/config.ts';
+import { createSql } from '../../lib/db.ts';
+import { createKafka } from '../../lib/kafka.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/topics.ts';
+import {
+  freePort,
+  ROOT,
+  type Service,
+  startProcess,
+  startService,
+  uniqueId,
+  waitFor,
+} from '../helpers/processes.ts';
+
+export interface Stack {
+  /** The gateway's origin, e.g. `http://127.0.0.1:41234`: every page and endpoint is under it. */
+  readonly base: string;
+  /** UDP port of the WebTransport edge (the pages take it as `?wt_port=`). */
+  readonly wtPort: number;
+  /** The edge's own HTTP port (its /ready, bypassing the gateway). */
+  readonly edgeHttpPort: number;
+  readonly services: Readonly<Record<string, Service>>;
+  /** Output of every service, labelled, for failure messages. */
+  logs(): string;
+  stop(): Promise<void>;
+  /** Stops service `name` (SIGTERM, graceful); `startOne` starts it again with the same settings. */
+  stopOne(name: string): Promise<void>;
+  startOne(name: string): void;
+}
+
+const DENO_ARGS = ['run', '--unstable-net', '--allow-net', '--allow-read', '--allow-env', '--allow-sys'];
+
+async function ok(url: string): Promise<true | undefined> {
+  const res = await fetch(url);
+  await res.body?.cancel();
+  return res.ok ? true : undefined;
+}
+
+/**
+ * Starts the stack and waits until every game has a round in the read model, the edges are
+ * ready, and the gateway serves the certificate hash.
+ * @throws when a service exits or is not ready within two minutes (with every service's output).
+ */
+export async function startStack(roundSpeed = 20): Promise<Stack> {
+  const ns = `${uniqueId('e2e-browser-')}-`;
+  const schema = uniqueId('e2e_browser_');
+  const config = loadConfig(process.env, { TOPIC_NAMESPACE: ns, DATABASE_SCHEMA: schema });
+  const kafka = createKafka(config, 'browser-e2e', createLogger('test', 'warn'));
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, config);
+  await admin.disconnect();
+
+  const certDir = mkdtempSync(join(tmpdir(), 'browser-e2e-cert-'));
+  execFileSync('bash', [join(ROOT, 'scripts/dev-cert.sh')], {
+    env: { ...process.env, WT_DEV_CERT_DIR: certDir },
+    stdio: 'ignore',
+  });
+  const taken = new Set<number>();
+  const port = async (): Promise<number> => {
+    for (;;) {
+      const p = await freePort();
+      if (!taken.has(p)) {
+        taken.add(p);
+        return p;
+      }
+    }
+  };
+  const [api, edgeHttp, edgeWs, grpc, wt, wtHttp, gateway] = [
+    await port(),
+    await port(),
+    await port(),
+    await port(),
+    await port(),
+    await port(),
+    await port(),
+  ];
+  const env: Record<string, string> = {
+    TOPIC_NAMESPACE: ns,
+    DATABASE_SCHEMA: schema,
+    PROJECTOR_GROUP: `${ns}projector`,
+    API_PORT: String(api),
+    ROUND_ENGINE_PORT: '0',
+    PROJECTOR_PORT: '0',
+    ROUND_SPEED: String(roundSpeed),
+    ROUND_CHAIN_LENGTH: '1000',
+    ROUND_SERVER_SEED: 'be'.repeat(32),
+    // Every page of the suite polls or loads history from 127.0.0.1: the seed's 100/min is per IP.
+    RATE_LIMIT_MAX: '100000',
+    EDGE_HTTP_PORT: String(edgeHttp),
+    EDGE_WS_PORT: String(edgeWs),
+    GRPC_PORT: String(grpc),
+    WT_PORT: String(wt),
+    WT_HTTP_PORT: String(wtHttp),
+    WT_DEV_CERT_DIR: certDir,
+    GATEWAY_PORT: String(gateway),
+    EDGE_DRAIN_MS: '300',
+    KAFKAJS_NO_PARTITIONER_WARNING: '1',
+  };
+  const starters: Record<string, () => Service> = {
+    api: () => startService('services/api/main.ts', env),
+    projector: () => startService('projections/main.ts', env),
+    engine: () => startService('services/round-engine/main.ts', env),
+    edge: () => startService('services/edge/main.ts', env),
+    wt: () =>
+      startProcess(
+        join(ROOT, 'node_modules/.bin/deno'),
+        [...DENO_ARGS, 'services/edge-webtransport/main.ts'],
+        env,
+      ),
+    gateway: () => startService('services/gateway/main.ts', env),
+  };
+  const services: Record<string, Service> = {};
+  for (const [name, start] of Object.entries(starters)) services[name] = start();
+  const logs = () =>
+    Object.entries(services)
+      .map(([name, s]) => `----- ${name}\n${s.output().slice(-4000)}`)
+      .join('\n');
+  const base = `http://127.0.0.1:${gateway}`;
+
+  const stop = async () => {
+    await Promise.all(Object.values(services).map((s) => s.stop('SIGTERM')));
+    const sql = createSql(config, { max: 1 });
+    await sql.unsafe(`drop schema if exists "${schema}" cascade`).catch(() => {});
+    await sql.end();
+    await admin.connect();
+    const topics = (Object.keys(TOPICS) as TopicKey[]).map((k) => topicName(config, k));
+    await admin.deleteTopics({ topics }).catch(() => {});
+    await admin.disconnect();
+    rmSync(certDir, { recursive: true, force: true });
+  };
+
+  // waitFor retries on errors, so a service that died is reported as a value and thrown after.
+  const dead = () => Object.entries(services).find(([, s]) => s.child.exitCode !== null)?.[0];
+  try {
+    const result = await waitFor(
+      'a round of every game through the gateway, both edges ready, and the certificate hash',
+      async () => {
+        const gone = dead();
+        if (gone) return `${gone} exited with ${services[gone]?.child.exitCode}`;
+        const games = (await (await fetch(`${base}/api/games`)).json()) as { last_round: number | null }[];
+        if (games.length !== 4 || games.some((g) => g.last_round === null)) return undefined;
+        const ready =
+          (await ok(`http://127.0.0.1:${edgeHttp}/ready`)) &&
+          (await ok(`http://127.0.0.1:${wtHttp}/ready`)) &&
+          (await ok(`${base}/webtransport/cert-hash`));
+        return ready ? 'ready' : undefined;
+      },
+      120_000,
+      500,
+    );
+    if (result !== 'ready') throw new Error(result);
+  } catch (err) {
+    const text = `${(err as Error).message}\n${logs()}`;
+    await stop();
+    throw new Error(text);
+  }
+  const starter = (name: string) => {
+    const start = starters[name];
+    if (!start) throw new Error(`no service ${name}`);
+    return start;
+  };
+  const stopOne = async (name: string) => {
+    starter(name);
+    await services[name]?.stop('SIGTERM');
+  };
+  const startOne = (name: string) => {
+    services[name] = starter(name)();
+  };
+  return { base, wtPort: wt, edgeHttpPort: edgeHttp, services, logs, stop, stopOne, startOne };
+}
