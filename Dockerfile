@@ -2,6 +2,9 @@
 # No build step: services run TypeScript with tsx, which is a devDependency, hence a full `npm ci`.
 FROM node:20-bookworm-slim
 
+# openssl: scripts/dev-cert.sh makes the WebTransport edge's development certificate.
+RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
+
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-fund --no-audit && npm cache clean --force

@@ -13,6 +13,8 @@
  * - DATABASE_SCHEMA: schema holding the read models and checkpoints (public).
  * - DATABASE_POOL_MAX: connections per process (10).
  * - API_HOST / API_PORT: REST listener (127.0.0.1 / 8085); the pages reach it through the gateway on 8080.
+ * - API_TRUST_PROXY: comma-separated addresses/CIDRs of reverse proxies whose X-Forwarded-For the API
+ *   believes, so the per-IP limit counts the browser, not the gateway (127.0.0.1,::1; `none` = no proxy).
  * - RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_MS: anonymous REST limit per IP (100 per 60000 ms, seed 000 "Limits").
  * - PUBLIC_DIR: static demo pages (public/ of the repository).
  * - ROUND_SPEED: round cadence factor, 2 = twice as fast (1).
@@ -86,6 +88,7 @@ const schema = z.object({
   DATABASE_POOL_MAX: int(1, 200).default(10),
   API_HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: int(0, 65535).default(8085),
+  API_TRUST_PROXY: csv.default(['127.0.0.1', '::1']),
   RATE_LIMIT_MAX: int(1, 10_000_000).default(100),
   RATE_LIMIT_WINDOW_MS: int(1000, 86_400_000).default(60_000),
   PUBLIC_DIR: z
@@ -151,6 +154,8 @@ export interface Config {
   readonly api: {
     readonly host: string;
     readonly port: number;
+    /** Trusted reverse-proxy addresses; empty when API_TRUST_PROXY is `none`. */
+    readonly trustProxy: readonly string[];
     readonly rateLimitMax: number;
     readonly rateLimitWindowMs: number;
     readonly publicDir: string;
@@ -248,6 +253,7 @@ export function loadConfig(
     api: {
       host: r.API_HOST,
       port: r.API_PORT,
+      trustProxy: r.API_TRUST_PROXY.filter((a) => a !== 'none'),
       rateLimitMax: r.RATE_LIMIT_MAX,
       rateLimitWindowMs: r.RATE_LIMIT_WINDOW_MS,
       publicDir: r.PUBLIC_DIR,

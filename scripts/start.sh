@@ -43,7 +43,7 @@ service_env=(
   KAFKAJS_NO_PARTITIONER_WARNING=1
 )
 
-api_url="http://${API_HOST:-127.0.0.1}:${API_PORT:-8080}/"
+api_url="http://${GATEWAY_HOST:-127.0.0.1}:${GATEWAY_PORT:-8080}/"
 banner() {
   printf '\n==================================================\n'
   printf '  Dashboard: %s\n' "$api_url"
@@ -56,19 +56,26 @@ banner
 # once with SIGTERM instead of every process getting SIGINT and SIGTERM at once. `node --import tsx`
 # rather than the tsx CLI: one process per service, so the signal is not relayed through a wrapper
 # (the CLI escalates to SIGKILL when its child does not acknowledge within 30 ms).
+# The WebTransport edge needs a certificate: a short-lived self-signed one for development
+# (regenerated when missing or near expiry) unless WT_CERT_FILE/WT_KEY_FILE name a real one.
+if [[ -z "${WT_CERT_FILE:-}" ]]; then bash scripts/dev-cert.sh >/dev/null; fi
+
 setsid env "${service_env[@]}" node_modules/.bin/concurrently \
-  --names round-engine,projector,api \
-  --prefix-colors blue,magenta,green \
+  --names round-engine,projector,api,edge,edge-wt,gateway \
+  --prefix-colors blue,magenta,green,cyan,yellow,white \
   --kill-signal SIGTERM \
   "node --import tsx services/round-engine/main.ts" \
   "node --import tsx projections/main.ts" \
-  "node --import tsx services/api/main.ts" &
+  "node --import tsx services/api/main.ts" \
+  "node --import tsx services/edge/main.ts" \
+  "node_modules/.bin/deno run --unstable-net --allow-net --allow-read --allow-env --allow-sys services/edge-webtransport/main.ts" \
+  "node --import tsx services/gateway/main.ts" &
 services_pid=$!
 
 # Repeat the address once the API answers, since service logs scroll the first banner away.
 (
   for _ in $(seq 1 240); do
-    if port_open "${API_PORT:-8080}" "${API_HOST:-127.0.0.1}"; then
+    if port_open "${GATEWAY_PORT:-8080}" "${GATEWAY_HOST:-127.0.0.1}"; then
       banner
       exit 0
     fi

@@ -96,6 +96,33 @@ describe('API on a reachable database', () => {
       expect(other.headers['x-ratelimit-remaining']).toBe('2');
     });
 
+    it('behind the trusted gateway, counts the client named in X-Forwarded-For', async () => {
+      const browser = nextIp();
+      const viaGateway = (xff: string) =>
+        t.app.inject({ url: '/api/games', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': xff } });
+      for (let i = 0; i < 3; i++) expect((await viaGateway(browser)).statusCode).toBe(200);
+      expect((await viaGateway(browser)).statusCode).toBe(429);
+      expect((await viaGateway(nextIp())).statusCode).toBe(200); // another browser, same gateway
+    });
+
+    it('ignores X-Forwarded-For from an address that is not a trusted proxy', async () => {
+      const client = nextIp();
+      for (let i = 0; i < 3; i++) {
+        const res = await t.app.inject({
+          url: '/api/games',
+          remoteAddress: client,
+          headers: { 'x-forwarded-for': nextIp() },
+        });
+        expect(res.statusCode).toBe(200);
+      }
+      const spoofed = await t.app.inject({
+        url: '/api/games',
+        remoteAddress: client,
+        headers: { 'x-forwarded-for': nextIp() },
+      });
+      expect(spoofed.statusCode).toBe(429);
+    });
+
     it('does not count or limit static pages, /health, /ready, /metrics and /openapi.json', async () => {
       const ip = nextIp();
       for (let i = 0; i < 5; i++) {

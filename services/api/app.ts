@@ -38,6 +38,9 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     // The router's default (100) would send a slug of 101+ characters to the 404 handler; the seed
     // wants 400 "Invalid game slug" for any over-long slug. Node caps the whole head at 16 KiB.
     routerOptions: { maxParamLength: 16_384 },
+    // Behind the gateway every request comes from 127.0.0.1; the per-IP limit must count the
+    // browser named in X-Forwarded-For, and only when a trusted proxy says so.
+    trustProxy: deps.config.api.trustProxy.length > 0 ? [...deps.config.api.trustProxy] : false,
   });
 
   app.addSchema(errorBodySchema);
