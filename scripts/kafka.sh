@@ -30,6 +30,12 @@ MAIN_CLASS="kafka.Kafka"
 
 mkdir -p "$KDIR" "$LOG_DIR" "$CACHE"
 
+# KAFKA_BROKERS naming exactly this local broker (scripts/test.sh exports it for a non-default
+# KAFKA_PORT) is not an external one: this script still owns its start and stop.
+external_broker() {
+  [[ -n "${KAFKA_BROKERS:-}" && "$KAFKA_BROKERS" != "127.0.0.1:$KAFKA_PORT" ]]
+}
+
 # Runs under an exclusive lock so parallel `infra.sh up` calls (several test runs) start one broker.
 with_lock() {
   exec 9>"$KDIR/.lock"
@@ -183,7 +189,7 @@ do_stop() {
 }
 
 do_status() {
-  if [[ -n "${KAFKA_BROKERS:-}" ]]; then
+  if external_broker; then
     ensure_tsx kafka
     if "$TSX" "$ROOT/scripts/wait-kafka.ts" --timeout-ms 5000 >&2; then return 0; fi
     say kafka "external broker $KAFKA_BROKERS not reachable"
@@ -204,7 +210,7 @@ do_status() {
 cmd="${1:-}"
 case "$cmd" in
 start | stop)
-  if [[ -n "${KAFKA_BROKERS:-}" ]]; then
+  if external_broker; then
     say kafka "KAFKA_BROKERS=$KAFKA_BROKERS is set: using that external broker, nothing to $cmd"
     exit 0
   fi

@@ -17,7 +17,9 @@ import { ensureTopics, topicName } from '../lib/topics.ts';
 import { ROOT, type Service, startService, uniqueId, waitFor } from './helpers/processes.ts';
 
 const run = promisify(execFile);
-const external = Boolean(process.env.KAFKA_BROKERS);
+// Mirrors scripts/kafka.sh: KAFKA_BROKERS naming the local broker's own port is still ours to restart.
+const localBroker = `127.0.0.1:${process.env.KAFKA_PORT ?? '19092'}`;
+const external = Boolean(process.env.KAFKA_BROKERS) && process.env.KAFKA_BROKERS !== localBroker;
 const ns = uniqueId('e2e-restart-');
 const config = loadConfig(process.env, { TOPIC_NAMESPACE: `${ns}-` });
 const kafka = createKafka(config, 'broker-restart-e2e', createLogger('test', 'silent'));
