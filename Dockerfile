@@ -1,5 +1,5 @@
 # One image for every service; docker-compose.yml picks the entry point with `command:`.
-# No build step: services run TypeScript with tsx, which is a devDependency, hence a full `npm ci`.
+# No build step: services run TypeScript with tsx, which is a devDependency, hence a full install (see scripts/ensure-deps.sh for why `npm install`, not `npm ci`).
 FROM node:20-bookworm-slim
 
 # openssl: scripts/dev-cert.sh makes the WebTransport edge's development certificate.
@@ -7,7 +7,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -
 
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-fund --no-audit && npm cache clean --force
+RUN npm install --no-fund --no-audit && npm cache clean --force
 
 COPY . .
 # .data holds the round engine's generated server seed (a volume in compose); owned by the runtime user.

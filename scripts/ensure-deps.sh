@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what a fresh clone needs and checks the toolchain; quiet and quick when all is there.
 #   - Node.js 20 (engines.node; the WebSocket native module ships Node 20 builds): checked, never installed.
-#   - node_modules: `npm ci` when missing or when package-lock.json changed since the last install.
+#   - node_modules: installed from package-lock.json when missing or when the lock changed since the
+#     last install. `npm install` rather than `npm ci`: npm 11 writes locks here without the other
+#     platforms' optional binaries (biome, deno), and `npm ci` then refuses the lock as out of sync;
+#     `npm install` installs the locked versions all the same.
 #   - java 17+ and mvn for the local Kafka broker (skipped when KAFKA_BROKERS names an external one):
 #     installed with apt-get when running as root, else the command to run is printed.
 #   - with --browser: Debian's chromium (/usr/bin/chromium) for the browser tests (tests/browser), which
@@ -47,8 +50,8 @@ deps_current() {
 }
 
 if ! deps_current; then
-  say deps "installing npm packages (npm ci)"
-  npm ci --no-fund --no-audit --loglevel=error
+  say deps "installing npm packages (npm install from package-lock.json)"
+  npm install --no-fund --no-audit --loglevel=error </dev/null
 fi
 
 apt_updated=0
