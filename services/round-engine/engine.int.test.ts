@@ -124,7 +124,16 @@ describe('round engine on the real broker', () => {
     expect(metrics).toMatch(/round_engine_append_latency_seconds_count\{game="slot"\} \d+/);
     await engine.stop();
 
-    const { rounds, undecodable, eventTypes } = await readAll();
+    // The last acknowledged append can take a moment to show in a fresh reader's high-water mark
+    // on a just-started broker; read again (bounded) until every game's last round is visible.
+    let read = await readAll();
+    for (let i = 0; i < 10; i++) {
+      const seen = byGame(read.rounds);
+      if (engine.states().every((s) => (seen.get(s.slug)?.length ?? 0) >= s.sequence)) break;
+      await new Promise((r) => setTimeout(r, 500));
+      read = await readAll();
+    }
+    const { rounds, undecodable, eventTypes } = read;
     expect(undecodable).toBe(0);
     expect(eventTypes).toEqual(new Set(['RoundFinished']));
     expectConsecutiveAndLinked(rounds);
