@@ -126,10 +126,10 @@ describe('SSE transport (real broker)', () => {
     stuck.res.socket.pause();
     const slow0 = await metricValue(edge, 'edge_slow_subscriber_closes_total', { protocol: 'sse' });
     const sent: number[] = [];
-    // ~50 KB rounds, 200 KB per append: bursts stay under the 512 KiB limit for a reading client,
-    // while the stuck one's kernel buffers fill and then its queue passes the limit.
-    for (let i = 0; i < 200; i++) {
-      const batch = [next('slot', 50_000), next('slot', 50_000), next('slot', 50_000), next('slot', 50_000)];
+    // ~40 KB rounds, 80 KB per append: a reading client stays far under the 512 KiB limit even on
+    // a loaded machine, while the stuck one's kernel buffers fill and then its queue passes the limit.
+    for (let i = 0; i < 400; i++) {
+      const batch = [next('slot', 40_000), next('slot', 40_000)];
       await log.append(batch);
       sent.push(...batch.map((b) => b.round_id));
       if ((await metricValue(edge, 'edge_slow_subscriber_closes_total', { protocol: 'sse' })) > slow0) break;
