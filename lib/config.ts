@@ -51,6 +51,17 @@
  * - GATEWAY_API_URL, GATEWAY_EDGE_HTTP_URL, GATEWAY_EDGE_WS_URL, GATEWAY_WT_HTTP_URL: the gateway's
  *   upstreams (http://…). Unset: derived from API_HOST/API_PORT, EDGE_HOST/EDGE_HTTP_PORT,
  *   EDGE_HOST/EDGE_WS_PORT and WT_HOST/WT_HTTP_PORT, a wildcard host (0.0.0.0, ::) read as 127.0.0.1.
+ * - AUTH_REQUIRE_API / AUTH_REQUIRE_WS / AUTH_REQUIRE_SSE / AUTH_REQUIRE_GRPC: whether REST, WebSocket, SSE and
+ *   gRPC require a credential (false / false / false / true, seed 000 "Authentication" 6); a credential that is
+ *   present is checked even when the switch is off. `true`/`false`/`1`/`0`.
+ * - AUTH_REQUIRE_WT: the same for WebTransport (`token=`); not in the seed, so off by default like the other
+ *   browser streams (false).
+ * - AUTH_TOKEN_SECRET: 64 hex, the HMAC key of `tok_` tokens and browser-key secrets; every process that
+ *   verifies tokens must share it. Empty: read from (or created once in) AUTH_TOKEN_SECRET_FILE.
+ * - AUTH_TOKEN_SECRET_FILE: where a generated token secret is kept (.data/auth/token-secret).
+ * - AUTH_ADMIN_KEY: optional first admin key secret (`sk_live_` + 64 hex); empty: the API creates one at
+ *   first start when no admin key exists and prints it once to stdout.
+ * - AUTH_BATCH_MS: period of the API's batched `last_used_at` writes (5000 ms).
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -69,6 +80,8 @@ const csv = z
 const upstreamUrl = z
   .string()
   .regex(/^https?:\/\/[^/?#\s]+\/?$/, 'an http(s)://host:port origin without path');
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const schema = z.object({
   KAFKA_BROKERS: csv
@@ -138,6 +151,24 @@ const schema = z.object({
   GATEWAY_EDGE_HTTP_URL: upstreamUrl.optional(),
   GATEWAY_EDGE_WS_URL: upstreamUrl.optional(),
   GATEWAY_WT_HTTP_URL: upstreamUrl.optional(),
+  AUTH_REQUIRE_API: bool.default(false),
+  AUTH_REQUIRE_WS: bool.default(false),
+  AUTH_REQUIRE_SSE: bool.default(false),
+  AUTH_REQUIRE_GRPC: bool.default(true),
+  AUTH_REQUIRE_WT: bool.default(false),
+  AUTH_TOKEN_SECRET: z
+    .string()
+    .regex(/^([0-9a-f]{64})?$/, '64 lower-case hex characters')
+    .default(''),
+  AUTH_TOKEN_SECRET_FILE: z
+    .string()
+    .min(1)
+    .default(resolve(HERE, '..', '.data', 'auth', 'token-secret')),
+  AUTH_ADMIN_KEY: z
+    .string()
+    .regex(/^(sk_live_[0-9a-f]{64})?$/, 'sk_live_ followed by 64 lower-case hex characters')
+    .default(''),
+  AUTH_BATCH_MS: int(100, 600_000).default(5_000),
 });
 
 type Raw = z.infer<typeof schema>;
@@ -201,6 +232,20 @@ export interface Config {
       readonly edgeWs: string;
       readonly wtHttp: string;
     };
+  };
+  readonly auth: {
+    readonly requireApi: boolean;
+    readonly requireWs: boolean;
+    readonly requireSse: boolean;
+    readonly requireGrpc: boolean;
+    /** WebTransport (`token=`); not in the seed, off by default like WebSocket and SSE. */
+    readonly requireWt: boolean;
+    /** 64 hex, or '' when the secret comes from `tokenSecretFile`. */
+    readonly tokenSecret: string;
+    readonly tokenSecretFile: string;
+    /** `sk_live_…` secret of the first admin key, or ''. */
+    readonly adminKey: string;
+    readonly batchMs: number;
   };
   readonly logLevel: Raw['LOG_LEVEL'];
 }
@@ -297,6 +342,17 @@ export function loadConfig(
         edgeWs: (r.GATEWAY_EDGE_WS_URL ?? localOrigin(r.EDGE_HOST, r.EDGE_WS_PORT)).replace(/\/$/, ''),
         wtHttp: (r.GATEWAY_WT_HTTP_URL ?? localOrigin(r.WT_HOST, r.WT_HTTP_PORT)).replace(/\/$/, ''),
       },
+    },
+    auth: {
+      requireApi: r.AUTH_REQUIRE_API,
+      requireWs: r.AUTH_REQUIRE_WS,
+      requireSse: r.AUTH_REQUIRE_SSE,
+      requireGrpc: r.AUTH_REQUIRE_GRPC,
+      requireWt: r.AUTH_REQUIRE_WT,
+      tokenSecret: r.AUTH_TOKEN_SECRET,
+      tokenSecretFile: r.AUTH_TOKEN_SECRET_FILE,
+      adminKey: r.AUTH_ADMIN_KEY,
+      batchMs: r.AUTH_BATCH_MS,
     },
     logLevel: r.LOG_LEVEL,
   });

@@ -95,3 +95,33 @@ describe('loadConfig: edge (WebSocket, SSE) settings', () => {
     expect(() => loadConfig({ EDGE_DRAIN_MS: '-1' })).toThrow(/EDGE_DRAIN_MS/);
   });
 });
+
+describe('loadConfig: access-control settings', () => {
+  it('defaults to the seed switches (only gRPC required) and a file-kept token secret', () => {
+    const c = loadConfig({});
+    expect(c.auth).toMatchObject({
+      requireApi: false,
+      requireWs: false,
+      requireSse: false,
+      requireGrpc: true,
+    });
+    expect(c.auth.tokenSecret).toBe('');
+    expect(c.auth.tokenSecretFile).toMatch(/\.data\/auth\/token-secret$/);
+    expect(c.auth.batchMs).toBe(5000);
+  });
+
+  it('reads true/false/1/0 switches', () => {
+    const c = loadConfig({ AUTH_REQUIRE_API: 'true', AUTH_REQUIRE_GRPC: '0' });
+    expect(c.auth.requireApi).toBe(true);
+    expect(c.auth.requireGrpc).toBe(false);
+  });
+
+  it.each([
+    ['AUTH_REQUIRE_API', 'yes'],
+    ['AUTH_TOKEN_SECRET', 'ab'],
+    ['AUTH_ADMIN_KEY', `pk_live_${'a'.repeat(64)}`],
+    ['AUTH_ADMIN_KEY', `sk_live_${'a'.repeat(63)}`],
+  ])('stops on malformed %s=%s', (key, value) => {
+    expect(() => loadConfig({ [key]: value })).toThrow(new RegExp(key));
+  });
+});

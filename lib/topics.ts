@@ -32,6 +32,16 @@ export const TOPICS = {
     events: ['(original bytes)'],
     configEntries: { 'retention.ms': String(30 * 24 * 3600 * 1000), 'cleanup.policy': 'delete' },
   },
+  /**
+   * API keys as events (DESIGN.md "Topics"); compacted, so the latest event per key id survives and
+   * a deleted key's tombstone eventually removes it. Every credential-checking process replays it.
+   */
+  authKeys: {
+    base: 'auth-keys',
+    key: 'key id',
+    events: ['KeyCreated', 'KeyRevoked', 'KeyDeleted', '(tombstone after KeyDeleted)'],
+    configEntries: { 'cleanup.policy': 'compact', 'retention.ms': '-1', 'min.compaction.lag.ms': '60000' },
+  },
 } as const satisfies Record<string, TopicSpec>;
 
 export type TopicKey = keyof typeof TOPICS;

@@ -1,7 +1,7 @@
 /**
  * Projector process: reads config, applies pending migrations, makes sure its topics exist,
- * starts the rounds projector and its ops HTTP endpoints (on API_HOST, PROJECTOR_PORT), and on
- * SIGINT/SIGTERM stops consuming after the transaction in progress and disconnects.
+ * starts the rounds projector, the auth-keys projector (api_keys) and the rounds projector's ops
+ * HTTP endpoints (on API_HOST, PROJECTOR_PORT), and on SIGINT/SIGTERM stops consuming after the transaction in progress and disconnects.
  */
 import pRetry from 'p-retry';
 import { loadConfig } from '../lib/config.ts';
@@ -10,6 +10,7 @@ import { createKafka } from '../lib/kafka.ts';
 import { createLogger } from '../lib/logger.ts';
 import { migrate } from '../lib/migrate.ts';
 import { ensureTopics } from '../lib/topics.ts';
+import { buildAuthKeysProjector } from './auth-keys/projector.ts';
 import { startOpsServer } from './ops-http.ts';
 import { buildRoundsProjector } from './projector.ts';
 
@@ -31,11 +32,13 @@ try {
   });
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, config, ['rounds', 'roundsDeadLetter']);
+  await ensureTopics(admin, config, ['rounds', 'roundsDeadLetter', 'authKeys']);
   await admin.disconnect();
 
   const projector = buildRoundsProjector({ config, kafka, sql, logger });
   await projector.start();
+  const keysProjector = buildAuthKeysProjector({ config, kafka, sql, logger });
+  await keysProjector.start();
   const ops = await startOpsServer(projector, config.api.host, config.projector.port);
   logger.info({ port: ops.port }, 'projector listening');
 
@@ -46,6 +49,7 @@ try {
     logger.info({ signal }, 'shutting down');
     ops.server.close();
     await projector.stop();
+    await keysProjector.stop();
     await sql.end({ timeout: 5 });
     process.exit(0);
   };

@@ -98,6 +98,7 @@ describe('migrations', () => {
       where tc.table_schema = ${schema} and tc.constraint_type = 'PRIMARY KEY'
       group by tc.table_name order by tc.table_name`;
     expect(keys).toEqual([
+      { table_name: 'api_keys', cols: 'key_id' },
       { table_name: 'games', cols: 'id' },
       { table_name: 'projection_checkpoints', cols: 'projection,topic,partition' },
       { table_name: 'rounds', cols: 'game_id,round_id' },

@@ -8,7 +8,7 @@ import { startTestApi, type TestApi } from './test-support.ts';
 const CORS = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, POST, OPTIONS',
-  'access-control-allow-headers': 'Content-Type',
+  'access-control-allow-headers': 'Content-Type, X-API-Key, Authorization',
 };
 
 describe('API on a reachable database', () => {

@@ -8,12 +8,17 @@
 import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Producer } from 'kafkajs';
+import type { KeyTable } from '../../lib/auth/key-table.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db.ts';
-import type { Logger } from '../../lib/logger.ts';
+import { type Logger, redactUrl } from '../../lib/logger.ts';
+import { authHook, LastUsed } from './auth/guard.ts';
+import { authRoutes } from './auth/routes.ts';
 import { registerCors } from './cors.ts';
 import { errorBodySchema, RateLimitedError, replyForError } from './errors.ts';
 import { healthRoutes, READY_TIMEOUT_MS } from './health/routes.ts';
+import { ingestRoutes } from './ingest/routes.ts';
 import { registerMetrics } from './metrics/metrics.ts';
 import { registerOpenApi } from './openapi.ts';
 import { createRoundsQueries } from './rounds/queries.ts';
@@ -26,6 +31,11 @@ export interface ApiDeps {
   readonly logger: Logger;
   /** How long /ready waits for `select 1`, in ms (default 1000). */
   readonly readyTimeoutMs?: number;
+  /**
+   * Access control (issue 4): the key table and a producer for `auth-keys`. Without it the API has
+   * no auth routes and ignores credentials (the rounds-only tests of issue 1 build it so).
+   */
+  readonly auth?: { readonly table: KeyTable; readonly producer: Producer; readonly lastUsed?: LastUsed };
 }
 
 /** Builds the API. @throws when a plugin fails to register (e.g. an unreadable public dir). */
@@ -53,7 +63,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'Not Found', success: false }));
   app.addHook('onResponse', async (req, reply) => {
     req.log.debug(
-      { method: req.method, url: req.url, status: reply.statusCode, ms: reply.elapsedTime },
+      { method: req.method, url: redactUrl(req.url), status: reply.statusCode, ms: reply.elapsedTime },
       'request',
     );
   });
@@ -63,14 +73,26 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   await registerOpenApi(app);
   await app.register(healthRoutes(sql, deps.readyTimeoutMs ?? READY_TIMEOUT_MS));
 
+  const auth = deps.auth;
+  const lastUsed = auth?.lastUsed ?? new LastUsed();
   await app.register(async (api) => {
+    // Before the rate limit's own onRequest hook, so the limit can count per key.
+    if (auth)
+      api.addHook('onRequest', authHook({ table: auth.table, requireApi: config.auth.requireApi, lastUsed }));
     await api.register(rateLimit, {
       global: true,
-      max: config.api.rateLimitMax,
+      // Per key when authenticated (the key's rate_limit per window), else per IP (RATE_LIMIT_MAX).
+      // Counters are per process: see docs/decisions.md "Rate limits across API nodes".
+      keyGenerator: (req) => (req.principal ? `key:${req.principal.keyId}` : req.ip),
+      max: (req) => req.principal?.rateLimit ?? config.api.rateLimitMax,
       timeWindow: config.api.rateLimitWindowMs,
       errorResponseBuilder: (_req, ctx) => new RateLimitedError(Math.ceil(ctx.ttl / 1000)),
     });
     await api.register(roundsRoutes(createRoundsQueries(sql)));
+    if (auth) {
+      await api.register(authRoutes({ config, sql, table: auth.table, producer: auth.producer, lastUsed }));
+      await api.register(ingestRoutes({ config, sql, producer: auth.producer }));
+    }
   });
 
   await app.register(fastifyStatic, { root: config.api.publicDir, prefix: '/' });

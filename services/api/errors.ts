@@ -32,6 +32,28 @@ export class RateLimitedError extends AppError {
   }
 }
 
+/**
+ * A refused credential (DESIGN.md: 401 `{error:"Unauthorized", success:false, reason}`, 403
+ * `{error:"Forbidden", success:false, reason:"scope"}`). `reason` is lib/auth/verifier.ts's.
+ */
+export class AuthError extends AppError {
+  readonly status: 401 | 403;
+  readonly reason: string;
+
+  constructor(status: 401 | 403, reason: string, message: string) {
+    super(status === 401 ? 'UNAUTHORIZED' : 'FORBIDDEN', message);
+    this.status = status;
+    this.reason = reason;
+  }
+}
+
+/** A write that contradicts what is already recorded (e.g. another round under the same id); 409. */
+export class ConflictError extends AppError {
+  constructor(code: string, message: string) {
+    super(code, message);
+  }
+}
+
 /** Error texts fixed by seed 000 ("Errors"). */
 export const RATE_LIMITED_TEXT = 'Too many requests, please slow down';
 export const INTERNAL_TEXT = 'Internal Server Error';
@@ -41,6 +63,8 @@ export const UNAVAILABLE_TEXT = 'Service Unavailable';
 export interface ErrorBody {
   error: string;
   success: false;
+  /** Why a credential was refused (401/403 only). */
+  reason?: string;
 }
 
 /** JSON schema of {@link ErrorBody}, registered once as a shared schema for OpenAPI. */
@@ -52,6 +76,10 @@ export const errorBodySchema = {
   properties: {
     error: { type: 'string', description: 'Human-readable reason, e.g. "Invalid game slug".' },
     success: { type: 'boolean', enum: [false] },
+    reason: {
+      type: 'string',
+      description: '401/403 only: missing, malformed, unknown, expired, revoked, origin or scope.',
+    },
   },
 } as const;
 
@@ -64,6 +92,7 @@ export interface ErrorReply {
  * Maps any thrown value to a status and body. Client errors keep their message; server-side
  * failures get the fixed seed texts so no internal detail leaks.
  * - InvalidInputError and fastify schema-validation errors → 400
+ * - AuthError → 401/403 with `reason`; ConflictError → 409
  * - NotFoundError → 404; RateLimitedError → 429
  * - UnavailableError or a database connection error (lib/db.ts isConnectionError) → 503
  * - other 4xx errors raised by fastify itself (e.g. 415, 413) → their status and message
@@ -72,6 +101,11 @@ export interface ErrorReply {
 export function replyForError(err: unknown): ErrorReply {
   const body = (error: string): ErrorBody => ({ error, success: false });
   if (err instanceof InvalidInputError) return { status: 400, body: body(err.message) };
+  if (err instanceof AuthError) {
+    const error = err.status === 401 ? 'Unauthorized' : 'Forbidden';
+    return { status: err.status, body: { error, success: false, reason: err.reason } };
+  }
+  if (err instanceof ConflictError) return { status: 409, body: body(err.message) };
   if (err instanceof NotFoundError) return { status: 404, body: body(err.message) };
   if (err instanceof RateLimitedError) return { status: 429, body: body(RATE_LIMITED_TEXT) };
   if (err instanceof UnavailableError || isConnectionError(err)) {

@@ -3,11 +3,16 @@
  * can start before the projector), listens, and shuts down gracefully on SIGINT/SIGTERM.
  */
 import pRetry from 'p-retry';
+import { startKeyTable } from '../../lib/auth/key-table.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { createSql, isConnectionError } from '../../lib/db.ts';
+import { createKafka } from '../../lib/kafka.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { migrate } from '../../lib/migrate.ts';
 import { buildApi } from './app.ts';
+import { ensureAdminKey } from './auth/bootstrap.ts';
+import { LastUsed } from './auth/guard.ts';
+import { startLastUsedWriter } from './auth/last-used.ts';
 
 const config = loadConfig();
 const logger = createLogger('api', config.logLevel);
@@ -24,7 +29,15 @@ try {
     onFailedAttempt: (err) =>
       logger.warn({ attempt: err.attemptNumber, err: err.message }, 'database not reachable yet'),
   });
-  const app = await buildApi({ config, sql, logger });
+  const kafka = createKafka(config, 'api', logger);
+  const table = await startKeyTable({ config, kafka, logger });
+  // Idempotent: key appends are retried without duplicates.
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  await ensureAdminKey({ config, table, producer, now: Date.now() });
+  const lastUsed = new LastUsed();
+  const usage = startLastUsedWriter({ sql, lastUsed, periodMs: config.auth.batchMs, logger });
+  const app = await buildApi({ config, sql, logger, auth: { table, producer, lastUsed } });
   await app.listen({ host: config.api.host, port: config.api.port });
 
   let stopping = false;
@@ -33,6 +46,9 @@ try {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     await app.close();
+    await usage.stop();
+    await producer.disconnect();
+    await table.close();
     await sql.end({ timeout: 5 });
     process.exit(0);
   };

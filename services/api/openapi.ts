@@ -21,9 +21,16 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           'Finished rounds of crash, double, slot and wall-street. Errors are {error, success:false}; ' +
           '/api/* is limited per IP (X-Ratelimit-Limit, -Remaining, -Reset in seconds).',
       },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          bearer: { type: 'http', scheme: 'bearer' },
+        },
+      },
       tags: [
         { name: 'rounds', description: 'Games, latest results and history' },
         { name: 'ops', description: 'Liveness and readiness' },
+        { name: 'auth', description: 'API keys, tokens and scopes (X-API-Key or Authorization: Bearer)' },
       ],
     },
     // Shared schemas keep their $id as their name under components.schemas.

@@ -1,0 +1,108 @@
+/**
+ * The key table on the real broker: replay at start (ready = caught up), live following with a
+ * revocation seen by another table within one second, and deletion with its tombstone.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Kafka, Producer } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Config, loadConfig } from '../config.ts';
+import { createKafka } from '../kafka.ts';
+import { createLogger } from '../logger.ts';
+import { topicName } from '../topics.ts';
+import { newKeyId, newSecret, secretHash } from './credentials.ts';
+import { appendKeyEvent, type KeyCreated } from './key-events.ts';
+import { type KeyTable, startKeyTable } from './key-table.ts';
+import { authenticate } from './verifier.ts';
+
+let config: Config;
+let kafka: Kafka;
+let producer: Producer;
+const tables: KeyTable[] = [];
+const logger = createLogger('test', 'silent');
+
+beforeAll(async () => {
+  const id = randomBytes(4).toString('hex');
+  config = loadConfig(process.env, {
+    TOPIC_NAMESPACE: `t-keys-${id}-`,
+    TOPIC_PARTITIONS: 2,
+    AUTH_TOKEN_SECRET: randomBytes(32).toString('hex'),
+  });
+  kafka = createKafka(config, `test-keys-${id}`, createLogger('test', 'error'));
+  producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+});
+afterAll(async () => {
+  for (const t of tables) await t.close();
+  await producer?.disconnect();
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.deleteTopics({ topics: [topicName(config, 'authKeys')] }).catch(() => {});
+  await admin.disconnect();
+});
+
+async function table(): Promise<KeyTable> {
+  const t = await startKeyTable({ config, kafka, logger });
+  tables.push(t);
+  return t;
+}
+
+function created(secret: string, over: Partial<KeyCreated> = {}): KeyCreated {
+  return {
+    key_id: newKeyId(),
+    name: 'k',
+    kind: 'private',
+    secret_sha256: secretHash(secret),
+    scopes: ['read:games'],
+    rate_limit: 1000,
+    allowed_origins: [],
+    admin: false,
+    visitor_id: null,
+    bound_domain: null,
+    created_at: Date.now(),
+    ...over,
+  };
+}
+
+describe('key table on auth-keys', () => {
+  it('replays existing keys before it is ready and follows revocation and deletion live', async () => {
+    const secret = newSecret('private');
+    const ev = created(secret);
+    const writer = await table();
+    await writer.waitFor(await appendKeyEvent(producer, config, { type: 'KeyCreated', value: ev }));
+
+    const other = await table();
+    expect(other.get(ev.key_id)?.name).toBe('k');
+    expect(authenticate(other, { credential: secret, now: Date.now() }).ok).toBe(true);
+
+    const t0 = Date.now();
+    await appendKeyEvent(producer, config, { type: 'KeyRevoked', value: { key_id: ev.key_id, at: t0 } });
+    while (authenticate(other, { credential: secret, now: Date.now() }).ok && Date.now() - t0 < 5000) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(authenticate(other, { credential: secret, now: Date.now() })).toMatchObject({ reason: 'revoked' });
+    expect(Date.now() - t0).toBeLessThan(1000);
+
+    const gone: string[] = [];
+    other.onChange((id, rec) => {
+      if (!rec) gone.push(id);
+    });
+    await other.waitFor(
+      await appendKeyEvent(producer, config, {
+        type: 'KeyDeleted',
+        value: { key_id: ev.key_id, at: Date.now() },
+      }),
+    );
+    expect(other.get(ev.key_id)).toBeUndefined();
+    expect(gone).toContain(ev.key_id);
+
+    // A process started after the tombstone does not see the key either.
+    const late = await table();
+    expect(late.get(ev.key_id)).toBeUndefined();
+    expect(authenticate(late, { credential: secret, now: Date.now() })).toMatchObject({ reason: 'unknown' });
+  });
+
+  it('times out a wait for an offset that is never written', async () => {
+    const t = await table();
+    await expect(t.waitFor({ partition: 0, offset: 1_000_000n }, 200)).rejects.toThrow(/did not reach/);
+  });
+});
