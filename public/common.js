@@ -31,15 +31,80 @@ export const PAGES = [
 ];
 
 /**
- * The credential sent with every connection or request (REST X-API-Key, WebSocket subprotocol,
- * SSE/gRPC-proxy/WebTransport `token` query parameter). Access control is not enforced yet, so
- * this returns null; the access-control work replaces it with a fresh token (POST /api/auth/token)
- * per connection, which is why it is async and called on every (re)connect.
- * @param {string} _protocol 'rest' | 'websocket' | 'sse' | 'grpc' | 'webtransport'
+ * The credential sent with a connection or request (WebSocket subprotocol; SSE, gRPC-proxy and
+ * WebTransport `token` query parameter; REST X-API-Key), as seed 000 "Authentication" describes
+ * for browsers: a browser-bound public key from POST /api/auth/browser-key (visitor id kept in
+ * localStorage, bound_domain = this page's host name), then a fresh 15 s token from
+ * POST /api/auth/token for every stream connection and reconnection. REST gets the key itself, and
+ * only after the API answered 401 without one (`api()` below), so anonymous REST keeps its per-IP
+ * budget while AUTH_REQUIRE_API is off.
+ * Returns null when the server has no auth endpoints (404) or a step fails: the connection is then
+ * tried without a credential, which the edge accepts for every protocol whose switch is off.
+ * @param {string} protocol 'rest' | 'websocket' | 'sse' | 'grpc' | 'webtransport'
  * @returns {Promise<string|null>}
  */
-export async function getCredential(_protocol) {
-  return null;
+export async function getCredential(protocol) {
+  const key = await browserKey();
+  if (!key || protocol === 'rest') return key;
+  try {
+    const res = await fetch('/api/auth/token', {
+      method: 'POST',
+      headers: { 'X-API-Key': key },
+      cache: 'no-store',
+    });
+    if (!res.ok) {
+      // A revoked or unknown key: forget it, so the next call asks for it again.
+      if (res.status === 401 || res.status === 403) keyPromise = null;
+      return null;
+    }
+    return (await res.json()).token ?? null;
+  } catch {
+    return null;
+  }
+}
+
+const VISITOR_STORAGE = 'casino.visitor_id';
+/** @type {Promise<string|null>|null} */
+let keyPromise = null;
+let noAuthEndpoints = false;
+
+function visitorId() {
+  let id = null;
+  try {
+    id = localStorage.getItem(VISITOR_STORAGE);
+    if (!id) {
+      id = crypto.randomUUID();
+      localStorage.setItem(VISITOR_STORAGE, id);
+    }
+  } catch {
+    id ??= crypto.randomUUID(); // storage disabled: a key per page load
+  }
+  return id;
+}
+
+/** This visitor's browser key (cached for the page's life), or null. */
+function browserKey() {
+  if (noAuthEndpoints) return Promise.resolve(null);
+  keyPromise ??= (async () => {
+    try {
+      const res = await fetch('/api/auth/browser-key', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ visitor_id: visitorId(), bound_domain: location.hostname }),
+        cache: 'no-store',
+      });
+      if (res.status === 404) noAuthEndpoints = true;
+      if (!res.ok) {
+        keyPromise = null; // try again on the next connection
+        return null;
+      }
+      return (await res.json()).key ?? null;
+    } catch {
+      keyPromise = null;
+      return null;
+    }
+  })();
+  return keyPromise;
 }
 
 export function el(tag, className, text) {
@@ -80,6 +145,7 @@ export class ApiError extends Error {
   }
 }
 let pausedUntil = 0;
+let restNeedsCredential = false;
 const LOW_BUDGET = 4;
 
 /** Milliseconds until REST calls should resume (rate limit nearly spent or hit), else 0. */
@@ -90,11 +156,19 @@ export function restPausedFor() {
 /** GET a JSON path of this origin. @throws ApiError (status 0 when unreachable). */
 export async function api(path) {
   const headers = { Accept: 'application/json' };
-  const cred = await getCredential('rest');
-  if (cred) headers['X-API-Key'] = cred;
+  if (restNeedsCredential) {
+    const cred = await getCredential('rest');
+    if (cred) headers['X-API-Key'] = cred;
+  }
   let res;
   try {
     res = await fetch(path, { headers, cache: 'no-store' });
+    if (res.status === 401 && !headers['X-API-Key']) {
+      // AUTH_REQUIRE_API is on: from now on send this visitor's browser key.
+      restNeedsCredential = true;
+      const cred = await getCredential('rest');
+      if (cred) res = await fetch(path, { headers: { ...headers, 'X-API-Key': cred }, cache: 'no-store' });
+    }
   } catch {
     throw new ApiError(0, 'API unreachable — retrying');
   }

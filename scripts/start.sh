@@ -68,7 +68,7 @@ setsid env "${service_env[@]}" node_modules/.bin/concurrently \
   "node --import tsx projections/main.ts" \
   "node --import tsx services/api/main.ts" \
   "node --import tsx services/edge/main.ts" \
-  "node_modules/.bin/deno run --unstable-net --allow-net --allow-read --allow-env --allow-sys services/edge-webtransport/main.ts" \
+  "node_modules/.bin/deno run --unstable-net --allow-net --allow-read --allow-write=.data --allow-env --allow-sys services/edge-webtransport/main.ts" \
   "node --import tsx services/gateway/main.ts" &
 services_pid=$!
 

@@ -4,9 +4,11 @@
  * shared consumer group), the WebTransport transport on WT_PORT, and a plain HTTP server on
  * WT_HTTP_PORT. `main.ts` only builds and starts it; the e2e test runs it as a process.
  */
+import { startKeyTable } from '../../lib/auth/key-table.ts';
 import type { Config } from '../../lib/config.ts';
 import { createKafka } from '../../lib/kafka.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { createStreamAccess, type StreamAccess } from '../edge/access.ts';
 import { FanOutHub } from '../edge/hub.ts';
 import { createRoundSource, type RoundSource } from '../edge/source.ts';
 import { type CertificateInfo, loadCertificate } from './cert.ts';
@@ -48,6 +50,8 @@ export function buildWtEdge(deps: WtEdgeDeps): WtEdge {
   let server: Deno.HttpServer<Deno.NetAddr> | undefined;
   let certificate: CertificateInfo | undefined;
   let started = false;
+  let access: StreamAccess | undefined;
+  let closeTable: (() => Promise<void>) | undefined;
 
   return {
     hub,
@@ -76,8 +80,20 @@ export function buildWtEdge(deps: WtEdgeDeps): WtEdge {
           isReady: () => started && source.ready,
         }),
       );
+      // The key table from `auth-keys` (revocations within a second), like the Node edge.
+      const table = await startKeyTable({ config, kafka, logger: deps.logger });
+      closeTable = () => table.close();
+      const { requireWs: ws, requireSse: sse, requireGrpc: grpc, requireWt: wt } = config.auth;
+      access = createStreamAccess({ table, require: { ws, sse, grpc, wt }, metrics });
       await source.start();
-      transport = createWtTransport({ hub, metrics, logger: deps.logger, wt: config.wt, certificate });
+      transport = createWtTransport({
+        hub,
+        metrics,
+        logger: deps.logger,
+        wt: config.wt,
+        certificate,
+        access,
+      });
       await transport.start();
       started = true;
       logger.info(
@@ -98,6 +114,8 @@ export function buildWtEdge(deps: WtEdgeDeps): WtEdge {
       await transport?.stop(drainMs);
       await server?.shutdown();
       await source.stop();
+      access?.close();
+      await closeTable?.();
       logger.info('webtransport edge stopped');
     },
   };

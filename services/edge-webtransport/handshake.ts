@@ -55,12 +55,12 @@ export class HandshakeError extends Error {
 /**
  * Runs the handshake on an accepted connection. Resolves once the response is written; on a
  * refusal the CONNECT stream is finished and the caller closes the connection after a grace period.
- * @param decide maps the request's `:path` to a verdict (called once, synchronously).
+ * @param decide maps the request to a verdict (called once; may be async, e.g. a credential check).
  * @throws HandshakeError on timeout (`timeoutMs`) or when the peer breaks the protocol.
  */
 export async function acceptWebTransport(
   conn: Deno.QuicConn,
-  decide: (request: ConnectRequest) => Verdict,
+  decide: (request: ConnectRequest) => Verdict | Promise<Verdict>,
   timeoutMs: number,
 ): Promise<HandshakeResult> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -79,7 +79,7 @@ export async function acceptWebTransport(
 
 async function handshake(
   conn: Deno.QuicConn,
-  decide: (request: ConnectRequest) => Verdict,
+  decide: (request: ConnectRequest) => Verdict | Promise<Verdict>,
 ): Promise<HandshakeResult> {
   const control = await conn.createUnidirectionalStream();
   const controlWriter = control.getWriter();
@@ -121,7 +121,7 @@ async function handshake(
   if (!peerSupportsWebTransport(settings)) {
     return refuse(400, 'The client did not enable WebTransport with HTTP datagrams', parsed.request.path);
   }
-  const verdict = decide(parsed.request);
+  const verdict = await decide(parsed.request);
   if (verdict.status !== 200) {
     return refuse(verdict.status, 'error' in verdict ? verdict.error : 'Refused', parsed.request.path);
   }

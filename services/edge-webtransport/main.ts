@@ -2,7 +2,7 @@
  * WebTransport edge process (Deno): reads config, builds the edge, starts it, and on
  * SIGTERM/SIGINT ends open sessions over EDGE_DRAIN_MS and exits 0.
  *
- *   npx deno run --unstable-net --allow-net --allow-read --allow-env --allow-sys \
+ *   npx deno run --unstable-net --allow-net --allow-read --allow-write=.data --allow-env --allow-sys \
  *     services/edge-webtransport/main.ts
  */
 import { createLogger } from '../../lib/logger.ts';

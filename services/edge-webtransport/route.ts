@@ -44,3 +44,8 @@ export function routeWebTransport(pathAndQuery: string): WtRoute {
   }
   return { ok: false, status: 400, error: 'A game or type query parameter is required' };
 }
+
+/** `pathAndQuery` with the value of every `token=` parameter replaced, for logs (issue 4 item 9). */
+export function redactToken(pathAndQuery: string): string {
+  return pathAndQuery.replace(/([?&]token=)[^&]*/g, '$1[redacted]');
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { routeWebTransport } from './route.ts';
+import { redactToken, routeWebTransport } from './route.ts';
 
 describe('routeWebTransport', () => {
   it('opens a game or a type subscription and passes the token on', () => {
@@ -31,5 +31,16 @@ describe('routeWebTransport', () => {
     ['/wt?type=poker', 404, 'Game type not found'],
   ])('refuses %s with %i', (path, status, error) => {
     expect(routeWebTransport(path)).toEqual({ ok: false, status, error });
+  });
+});
+
+describe('redactToken', () => {
+  it.each([
+    ['/wt?game=crash&token=tok_abc', '/wt?game=crash&token=[redacted]'],
+    ['/wt?token=sk_live_x&game=crash', '/wt?token=[redacted]&game=crash'],
+    ['/wt?game=crash', '/wt?game=crash'],
+    ['/wt?mytoken=x', '/wt?mytoken=x'],
+  ])('%s → %s', (input, want) => {
+    expect(redactToken(input)).toBe(want);
   });
 });

@@ -39,6 +39,8 @@ export function startWtEdge(env: Record<string, string>): WtEdgeProcess {
       '--unstable-net',
       '--allow-net',
       '--allow-read',
+      // A missing token secret file (.data/auth/token-secret) is created by whichever process starts first.
+      '--allow-write=.data',
       '--allow-env',
       '--allow-sys',
       'services/edge-webtransport/main.ts',

@@ -2,11 +2,17 @@
  * The WebTransport transport (issue 3, item 6): a QUIC listener speaking HTTP/3 on WT_PORT that
  * opens a session for `CONNECT https://{host}:4433/wt?game=<slug>|type=<type>` and refuses every
  * other request with a status before the session exists. Each open session is a hub subscriber.
+ * The `token=` query parameter is the credential (access.ts, AUTH_REQUIRE_WT, default off; the
+ * request's `origin` field for public keys), checked before the session exists: 401/403/429
+ * refuse it. A session whose key is revoked or deleted is closed (code 1008, as WebSocket).
  * Shutdown stops accepting, then ends sessions spread over the drain window with a close capsule
  * (code 1001, as the WebSocket transport's "going away").
  */
+
+import type { Principal } from '../../lib/auth/verifier.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { HTTP_ERROR, type StreamAccess } from '../edge/access.ts';
 import type { FanOutHub, Selection } from '../edge/hub.ts';
 import { selectionLabel } from '../edge/selection.ts';
 import type { CertificateInfo } from './cert.ts';
@@ -18,11 +24,13 @@ import {
   type Verdict,
 } from './handshake.ts';
 import { PROTOCOL, type WtMetrics } from './metrics.ts';
-import { routeWebTransport } from './route.ts';
+import { redactToken, routeWebTransport } from './route.ts';
 import { WtSession } from './session.ts';
 
 /** Close code of sessions ended by a shutdown (mirrors WebSocket 1001 "going away"). */
 export const GOING_AWAY = 1001;
+/** Close code of sessions whose key was revoked or deleted (mirrors WebSocket 1008 "policy"). */
+export const REVOKED = 1008;
 /** Server keep-alive and idle timeout, ms: a quiet game must not let the QUIC connection idle out. */
 const KEEP_ALIVE_MS = 10_000;
 const MAX_IDLE_MS = 30_000;
@@ -35,6 +43,8 @@ export interface WtTransportDeps {
   readonly logger: Logger;
   readonly wt: Config['wt'];
   readonly certificate: Pick<CertificateInfo, 'certPem' | 'keyPem'>;
+  /** Credential checks (protocol `wt`). */
+  readonly access: StreamAccess;
 }
 
 export interface WtTransport {
@@ -67,12 +77,20 @@ export function createWtTransport(deps: WtTransportDeps): WtTransport {
 
   async function serve(conn: Deno.QuicConn, remote: string): Promise<void> {
     let selection: Selection | undefined;
-    const decide = (request: { path: string }): Verdict => {
+    let principal: Principal | undefined;
+    const decide = async (request: { path: string; origin: string | undefined }): Promise<Verdict> => {
       if (stopping) return { status: 503, error: 'The edge is shutting down' };
       if (sessions.size >= wt.maxSessions) return { status: 503, error: 'Too many WebTransport sessions' };
       const route = routeWebTransport(request.path);
       if (!route.ok) return route;
+      const v = await deps.access.check(
+        'wt',
+        { credential: route.token, origin: request.origin, selection: route.selection },
+        Date.now(),
+      );
+      if (!v.ok) return { status: v.status, error: `${HTTP_ERROR[v.status]} (${v.reason})` };
       selection = route.selection;
+      principal = v.principal;
       return { status: 200 };
     };
     handshaking.add(conn);
@@ -90,13 +108,19 @@ export function createWtTransport(deps: WtTransportDeps): WtTransport {
     }
     metrics.sessionRequests.inc({ status: String(result.kind === 'accepted' ? 200 : result.status) });
     if (result.kind === 'refused') {
-      log.info({ remote, status: result.status, error: result.error, path: result.path }, 'session refused');
+      const path = result.path === undefined ? undefined : redactToken(result.path);
+      log.info({ remote, status: result.status, error: result.error, path }, 'session refused');
       setTimeout(() => closeQuietly(conn, H3_NO_ERROR, result.error), REFUSAL_GRACE_MS);
       return;
     }
     if (!selection) throw new Error('accepted without a selection'); // decide() sets it before 200
     const session = new WtSession(selection, conn, result.datagramPrefix, result.connectWriter, metrics);
     const unsubscribe = hub.subscribe(session);
+    const untrack = deps.access.track(
+      principal,
+      () => void session.close(REVOKED, 'credential revoked'),
+      'wt',
+    );
     sessions.add(session);
     metrics.subscribers.inc({ protocol: PROTOCOL });
     log.debug({ remote, selection: selectionLabel(selection) }, 'session open');
@@ -106,6 +130,7 @@ export function createWtTransport(deps: WtTransportDeps): WtTransport {
       log.debug({ remote, ...end }, 'session closed by client');
     } finally {
       unsubscribe();
+      untrack();
       sessions.delete(session);
       metrics.subscribers.dec({ protocol: PROTOCOL });
       void result.keep; // the control and QPACK streams live as long as the connection

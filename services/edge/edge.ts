@@ -8,10 +8,12 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Kafka } from 'kafkajs';
+import { startKeyTable } from '../../lib/auth/key-table.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db.ts';
 import { createKafka } from '../../lib/kafka.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { type AccessKeyTable, createStreamAccess, type StreamAccess } from './access.ts';
 import { FanOutHub } from './hub.ts';
 import { createEdgeMetrics, type EdgeMetrics } from './metrics.ts';
 import { createRoundSource, type RoundSource } from './source.ts';
@@ -31,6 +33,8 @@ export interface EdgeContext {
   readonly http: FastifyInstance;
   /** Read-model database, when the edge was given one (gRPC GetHistory). */
   readonly sql?: Sql;
+  /** Credential checks for new streams (access.ts); every stream transport calls it before opening. */
+  readonly access: StreamAccess;
 }
 
 /** One wire protocol of the edge (centrifugo's per-transport packages). */
@@ -51,6 +55,8 @@ export interface EdgeDeps {
   /** Defaults to `defaultTransports()`. */
   readonly transports?: readonly Transport[];
   readonly sql?: Sql;
+  /** The key table; default: `startKeyTable` on the `auth-keys` topic at start (closed at stop). */
+  readonly keyTable?: AccessKeyTable;
 }
 
 export interface Edge {
@@ -59,6 +65,8 @@ export interface Edge {
   readonly source: RoundSource;
   readonly http: FastifyInstance;
   readonly transports: readonly Transport[];
+  /** The key table behind the credential checks, once started. */
+  readonly keyTable: AccessKeyTable | undefined;
   /** Port of the HTTP server (SSE, health, metrics) once started. */
   readonly httpPort: number;
   /** The port of the transport named `name` (e.g. 'ws'); throws when it has none. */
@@ -89,6 +97,9 @@ export function buildEdge(deps: EdgeDeps): Edge {
   const http = Fastify({ logger: false, requestTimeout: 0, forceCloseConnections: true });
   let httpPort = 0;
   let started = false;
+  let access: StreamAccess | undefined;
+  let keyTable: AccessKeyTable | undefined = deps.keyTable;
+  let closeTable: (() => Promise<void>) | undefined;
 
   http.setNotFoundHandler((_req, reply) => {
     reply.code(404).header('Access-Control-Allow-Origin', '*').send({ error: 'Not found', success: false });
@@ -113,14 +124,35 @@ export function buildEdge(deps: EdgeDeps): Edge {
     get httpPort() {
       return httpPort;
     },
+    get keyTable() {
+      return keyTable;
+    },
     portOf(name) {
       const p = transports.find((t) => t.name === name)?.port;
       if (p === undefined) throw new Error(`transport ${name} has no port (not started or not present)`);
       return p;
     },
     async start() {
+      let table = deps.keyTable;
+      if (!table) {
+        const t = await startKeyTable({ config, kafka, logger: deps.logger });
+        closeTable = () => t.close();
+        table = t;
+        keyTable = t;
+      }
+      const { requireWs: ws, requireSse: sse, requireGrpc: grpc, requireWt: wt } = config.auth;
+      access = createStreamAccess({ table, require: { ws, sse, grpc, wt }, metrics });
       await source.start();
-      const ctx: EdgeContext = { hub, config, logger: deps.logger, kafka, metrics, http, sql: deps.sql };
+      const ctx: EdgeContext = {
+        hub,
+        config,
+        logger: deps.logger,
+        kafka,
+        metrics,
+        http,
+        sql: deps.sql,
+        access,
+      };
       for (const t of transports) await t.start(ctx);
       await http.listen({ host: config.edge.host, port: config.edge.httpPort });
       const addr = http.server.address();
@@ -136,6 +168,8 @@ export function buildEdge(deps: EdgeDeps): Edge {
       await Promise.allSettled(transports.map((t) => t.stop(drainMs)));
       await http.close();
       await source.stop();
+      access?.close();
+      await closeTable?.();
       logger.info('edge stopped');
     },
   };

@@ -13,6 +13,10 @@ export interface EdgeMetrics {
   readonly deliveries: Counter<'protocol'>;
   /** Subscribers closed because their unsent bytes passed the buffer limit. */
   readonly slowCloses: Counter<'protocol'>;
+  /** New streams refused by the credential check (access.ts), by protocol and reason. */
+  readonly authRefusals: Counter<'protocol' | 'reason'>;
+  /** Open streams closed because their key was revoked or deleted, by protocol. */
+  readonly revokedCloses: Counter<'protocol'>;
   /** SSE resumes from a Last-Event-ID, by where the missed rounds came from (memory, log, failed). */
   readonly sseResumes: Counter<'source'>;
   /** Records of `rounds` the edge could not decode and skipped. */
@@ -43,6 +47,18 @@ export function createEdgeMetrics(): EdgeMetrics {
     slowCloses: new Counter({
       name: 'edge_slow_subscriber_closes_total',
       help: 'Subscribers closed because their unsent bytes passed the buffer limit, by protocol.',
+      labelNames: ['protocol'] as const,
+      registers,
+    }),
+    authRefusals: new Counter({
+      name: 'edge_auth_refusals_total',
+      help: 'New streams refused by the credential check, by protocol and reason (missing, malformed, unknown, expired, revoked, origin, scope, rate_limited).',
+      labelNames: ['protocol', 'reason'] as const,
+      registers,
+    }),
+    revokedCloses: new Counter({
+      name: 'edge_revoked_closes_total',
+      help: 'Open streams closed because the key they authenticated with was revoked or deleted, by protocol.',
       labelNames: ['protocol'] as const,
       registers,
     }),

@@ -3,9 +3,10 @@
  * appending RoundFinished records, and an in-process edge on free ports. Everything opened is
  * closed by `close()`.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
 import { syntheticRound } from '../../bench/lib.ts';
+import { appendKeyEvent, type KeyEvent } from '../../lib/auth/key-events.ts';
 import { type Config, loadConfig } from '../../lib/config.ts';
 import type { GameSlug } from '../../lib/games.ts';
 import { createKafka } from '../../lib/kafka.ts';
@@ -31,6 +32,10 @@ export interface TestLog {
   append(rounds: readonly RoundFinished[]): Promise<void>;
   /** Appends a record that is not a decodable round. */
   appendGarbage(): Promise<void>;
+  /** The token signing secret of this namespace's config (AUTH_TOKEN_SECRET). */
+  readonly tokenSecret: Buffer;
+  /** Appends a key event to this namespace's `auth-keys` topic. */
+  appendKey(event: Exclude<KeyEvent, { type: 'tombstone' }>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -42,12 +47,13 @@ export async function createTestLog(overrides: Record<string, string | number> =
     EDGE_WS_PORT: 0,
     GRPC_PORT: 0,
     LOG_LEVEL: 'silent',
+    AUTH_TOKEN_SECRET: randomBytes(32).toString('hex'),
     ...overrides,
   });
   const kafka = createKafka(config, 'edge-test', createLogger('edge-test', 'silent'));
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, config, ['rounds']);
+  await ensureTopics(admin, config, ['rounds', 'authKeys']);
   const topic = topicName(config, 'rounds');
   const producer: Producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
@@ -65,24 +71,41 @@ export async function createTestLog(overrides: Record<string, string | number> =
     async appendGarbage() {
       await producer.send({ topic, messages: [{ key: 'crash', value: Buffer.from('not avro') }] });
     },
+    tokenSecret: Buffer.from(config.auth.tokenSecret, 'hex'),
+    async appendKey(event) {
+      await appendKeyEvent(producer, config, event);
+    },
     async close() {
       await producer.disconnect();
-      await admin.deleteTopics({ topics: [topic] }).catch(() => {});
+      await admin.deleteTopics({ topics: [topic, topicName(config, 'authKeys')] }).catch(() => {});
       await admin.disconnect();
     },
   };
 }
 
-/** An edge on `log`'s namespace, started, on free ports. */
-export async function startEdge(log: TestLog, transports?: readonly Transport[]): Promise<Edge> {
+/** An edge on `log`'s namespace, started, on free ports; `auth` overrides the credential switches. */
+export async function startEdge(
+  log: TestLog,
+  transports?: readonly Transport[],
+  auth: Partial<Config['auth']> = {},
+): Promise<Edge> {
   const edge = buildEdge({
-    config: log.config,
+    config: { ...log.config, auth: { ...log.config.auth, ...auth } },
     logger: createLogger('edge-test', log.config.logLevel),
     ...(transports ? { transports } : {}),
   });
   await edge.start();
   await until(() => edge.source.ready, 20_000, 'edge source ready');
   return edge;
+}
+
+/** Resolves once `edge`'s key table holds `keyId` in the state `want`. */
+export async function untilKey(edge: Edge, keyId: string, want: 'live' | 'revoked' | 'gone'): Promise<void> {
+  const state = () => {
+    const k = edge.keyTable?.get(keyId);
+    return k === undefined ? 'gone' : k.revokedAtMs === null ? 'live' : 'revoked';
+  };
+  await until(() => state() === want, 5_000, `key ${keyId} ${want}`);
 }
 
 /** Resolves when `check()` holds, polling every 20 ms. @throws after `timeoutMs` naming `what`. */

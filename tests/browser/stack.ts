@@ -40,7 +40,15 @@ export interface Stack {
   startOne(name: string): void;
 }
 
-const DENO_ARGS = ['run', '--unstable-net', '--allow-net', '--allow-read', '--allow-env', '--allow-sys'];
+const DENO_ARGS = [
+  'run',
+  '--unstable-net',
+  '--allow-net',
+  '--allow-read',
+  '--allow-write=.data',
+  '--allow-env',
+  '--allow-sys',
+];
 
 async function ok(url: string): Promise<true | undefined> {
   const res = await fetch(url);

@@ -5,17 +5,22 @@
  *
  * - GET /grpc-proxy/stream/:game, /grpc-proxy/stream/type/:type, /grpc-proxy/stream
  *   → StreamByGame / StreamByType / StreamAll as SSE (relay.ts). Query: `min_point`, `max_point`
- *   (numbers), `colors`, `trends` (comma-separated) become the gRPC `Filter`; other parameters
- *   (the pages' `token`) are ignored until access control lands.
+ *   (numbers), `colors`, `trends` (comma-separated) become the gRPC `Filter`.
+ * - Credential: the page's `X-API-Key` / `Authorization` header, else its `token` or `api_key`
+ *   query parameter, goes to the gRPC call as metadata `x-api-key`, and the page's `Origin` (or its
+ *   Referer's origin, access.ts `requestOrigin`) as metadata `origin` (public keys); the gRPC server decides (AUTH_REQUIRE_GRPC).
  * - GET /grpc-proxy/games → ListGames, /grpc-proxy/latest/:game → GetLatest,
  *   /grpc-proxy/history/:game and /grpc-proxy/history/type/:type (`limit`) → GetHistory, as JSON.
  *
- * A gRPC status before any data becomes HTTP: NOT_FOUND → 404, INVALID_ARGUMENT → 400, anything
- * else → 502, with the seed's body `{error, success:false}`. Every answer carries CORS `*`.
+ * A gRPC status before any data becomes HTTP: NOT_FOUND → 404, INVALID_ARGUMENT → 400,
+ * UNAUTHENTICATED → 401, PERMISSION_DENIED → 403, RESOURCE_EXHAUSTED → 429, anything else → 502,
+ * with the seed's body `{error, success:false}` (plus `reason` for 401/403/429). Every answer carries CORS `*`.
  */
 import { type ClientReadableStream, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { credentialFromHeaders } from '../../../../lib/auth/credentials.ts';
 import type { Logger } from '../../../../lib/logger.ts';
+import { HTTP_ERROR, requestOrigin } from '../../access.ts';
 import { LIMIT_RULE } from '../grpc/input.ts';
 import {
   createDataStreamClient,
@@ -41,15 +46,46 @@ export interface GrpcProxyOptions {
 }
 
 /** HTTP status for a gRPC status that ends a call before any data. */
+const HTTP_OF: Partial<Record<status, number>> = {
+  [status.NOT_FOUND]: 404,
+  [status.INVALID_ARGUMENT]: 400,
+  [status.UNAUTHENTICATED]: 401,
+  [status.PERMISSION_DENIED]: 403,
+  [status.RESOURCE_EXHAUSTED]: 429,
+};
+
 export function httpStatusOf(code: status): number {
-  return code === status.NOT_FOUND ? 404 : code === status.INVALID_ARGUMENT ? 400 : 502;
+  return HTTP_OF[code] ?? 502;
 }
 
 function sendError(reply: FastifyReply, err: ServiceError): void {
   const http = httpStatusOf(err.code);
+  reply.code(http).header('Access-Control-Allow-Origin', '*');
+  if (http === 401 || http === 403 || http === 429) {
+    // service.ts ends these details with `(<reason>)`.
+    const reason = /\((\w+)\)$/.exec(err.details)?.[1];
+    const retry = /retry after (\d+) s/.exec(err.details)?.[1];
+    if (retry) reply.header('Retry-After', retry);
+    reply.send({ error: HTTP_ERROR[http], success: false, reason });
+    return;
+  }
   // Our own server's 400/404 texts are meant for clients; anything else names only the status.
   const error = http === 502 ? `Bad Gateway (gRPC ${status[err.code]})` : err.details;
-  reply.code(http).header('Access-Control-Allow-Origin', '*').send({ error, success: false });
+  reply.send({ error, success: false });
+}
+
+/** The gRPC metadata carrying the page's credential and Origin. */
+export function metadataOf(req: FastifyRequest<{ Querystring: Query }>): Metadata {
+  const md = new Metadata();
+  const q = (k: string) => {
+    const v = req.query[k];
+    return Array.isArray(v) ? v.at(-1) : v;
+  };
+  const cred = credentialFromHeaders(req.headers) || q('token') || q('api_key');
+  if (cred) md.set('x-api-key', cred);
+  const origin = requestOrigin(req.headers);
+  if (origin) md.set('origin', origin);
+  return md;
 }
 
 /** The query's filter; a value that is not a number is sent as NaN, which the server refuses. */
@@ -119,26 +155,26 @@ export function grpcProxyPlugin(opts: GrpcProxyOptions): FastifyPluginAsync {
       };
     }
 
-    const md = () => new Metadata();
+    const md = metadataOf;
     const deadline = () => ({ deadline: Date.now() + UNARY_DEADLINE_MS });
     const filter = (req: Req) => filterOf(req.query);
 
     app.get(
       '/grpc-proxy/stream',
-      stream((c, req) => c.StreamAll({ filter: filter(req) })),
+      stream((c, req) => c.StreamAll({ filter: filter(req) }, md(req))),
     );
     app.get(
       '/grpc-proxy/stream/type/:type',
-      stream((c, req) => c.StreamByType({ game_type: req.params.type, filter: filter(req) })),
+      stream((c, req) => c.StreamByType({ game_type: req.params.type, filter: filter(req) }, md(req))),
     );
     app.get(
       '/grpc-proxy/stream/:game',
-      stream((c, req) => c.StreamByGame({ game_slug: req.params.game, filter: filter(req) })),
+      stream((c, req) => c.StreamByGame({ game_slug: req.params.game, filter: filter(req) }, md(req))),
     );
     app.get(
       '/grpc-proxy/games',
       unary(
-        (c, _req, cb) => c.ListGames({}, md(), deadline(), cb),
+        (c, req, cb) => c.ListGames({}, md(req), deadline(), cb),
         (r: { games: { last_round?: number; last_update?: string }[] }) =>
           r.games.map((g) => ({
             ...g,
@@ -150,7 +186,7 @@ export function grpcProxyPlugin(opts: GrpcProxyOptions): FastifyPluginAsync {
     app.get(
       '/grpc-proxy/latest/:game',
       unary(
-        (c, req, cb) => c.GetLatest({ game_slug: req.params.game }, md(), deadline(), cb),
+        (c, req, cb) => c.GetLatest({ game_slug: req.params.game }, md(req), deadline(), cb),
         (r: RoundMsg) => streamFormOf(r),
       ),
     );
@@ -166,7 +202,7 @@ export function grpcProxyPlugin(opts: GrpcProxyOptions): FastifyPluginAsync {
         }
         const limit = raw === undefined ? {} : { limit: Number(raw) };
         return unary(
-          (c, r, cb) => c.GetHistory({ ...sel(r), ...limit }, md(), deadline(), cb),
+          (c, r, cb) => c.GetHistory({ ...sel(r), ...limit }, md(r), deadline(), cb),
           (res: { rounds: RoundMsg[] }) => res.rounds.map(streamFormOf),
         )(req, reply);
       };

@@ -21,7 +21,8 @@ describe('gRPC transport in the edge (real broker)', () => {
   let before: RoundFinished;
 
   beforeAll(async () => {
-    log = await createTestLog();
+    // About delivery, not credentials (grpc-auth.int.test.ts covers AUTH_REQUIRE_GRPC=true).
+    log = await createTestLog({ AUTH_REQUIRE_GRPC: 'false' });
     before = next('wall-street');
     await log.append([before]); // in the log before the edge starts
     grpc = createGrpcTransport();

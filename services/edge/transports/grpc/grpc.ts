@@ -3,7 +3,7 @@
  * (seed 000: `{grpc_host}:50051`) with insecure credentials, plus server reflection and the
  * standard health service (grpc.health.v1, SERVING for "" and datastream.DataStream), so
  * `grpcurl -plaintext 127.0.0.1:50051 list` works with no .proto at hand (DESIGN.md "gRPC").
- * Credentials (seed 000 "Authentication" 5) are checked once the access-control issue lands.
+ * Credentials (seed 000 "Authentication" 5) are checked per call in service.ts (AUTH_REQUIRE_GRPC).
  */
 
 import { Server, ServerCredentials, status } from '@grpc/grpc-js';
@@ -70,6 +70,7 @@ export function createGrpcTransport(): GrpcTransport {
           logger,
           streams,
           accepting: () => accepting,
+          access: ctx.access,
         }),
       );
       // Reflection describes the health service too, so grpcurl can call it by name.

@@ -4,6 +4,12 @@
  * database); streams subscribe to the hub. Every error becomes a status in errors.ts; bad input
  * is refused before a stream starts, and a stream announces its start by sending its response
  * headers at once, so a client (and the browser proxy) can tell "refused" from "open".
+ *
+ * Credentials (seed 000 "Authentication" 5): metadata `x-api-key`, or `authorization: Bearer <key>`;
+ * `origin` metadata (the browser proxy forwards the page's Origin) for public keys. Checked by
+ * access.ts on every call after the input: UNAUTHENTICATED (401), PERMISSION_DENIED (403: streams
+ * need `stream:game`/`stream:*`, ListGames `read:games`, GetLatest/GetHistory `read:rounds`),
+ * RESOURCE_EXHAUSTED (429). A stream whose key is revoked or deleted ends with UNAUTHENTICATED.
  */
 import {
   Metadata,
@@ -13,8 +19,11 @@ import {
   status,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
+import type { Scope } from '../../../../lib/auth/scopes.ts';
+import type { Principal } from '../../../../lib/auth/verifier.ts';
 import type { Sql } from '../../../../lib/db.ts';
 import type { Logger } from '../../../../lib/logger.ts';
+import { bearer, HTTP_ERROR, type StreamAccess } from '../../access.ts';
 import type { FanOutHub, Selection } from '../../hub.ts';
 import type { EdgeMetrics } from '../../metrics.ts';
 import { selectionLabel } from '../../selection.ts';
@@ -46,6 +55,37 @@ export interface HandlerDeps {
   readonly streams: Set<GrpcStreamSubscription>;
   /** False once the transport is stopping: new streams are refused with UNAVAILABLE. */
   readonly accepting: () => boolean;
+  /** Credential checks (GRPC switch: AUTH_REQUIRE_GRPC). */
+  readonly access: StreamAccess;
+}
+
+const CODE_OF = {
+  401: status.UNAUTHENTICATED,
+  403: status.PERMISSION_DENIED,
+  429: status.RESOURCE_EXHAUSTED,
+} as const;
+
+function metadataValue(md: Metadata, key: string): string | undefined {
+  const v = md.get(key)[0];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/**
+ * Checks the call's credential.
+ * @returns the principal (undefined for an anonymous call allowed by AUTH_REQUIRE_GRPC=false).
+ * @throws RpcError UNAUTHENTICATED, PERMISSION_DENIED or RESOURCE_EXHAUSTED; details end in `(<reason>)`.
+ */
+export async function admit(
+  access: StreamAccess,
+  metadata: Metadata,
+  need: { selection: Selection } | { scope: Scope },
+): Promise<Principal | undefined> {
+  const credential = metadataValue(metadata, 'x-api-key') ?? bearer(metadataValue(metadata, 'authorization'));
+  const origin = metadataValue(metadata, 'origin');
+  const v = await access.check('grpc', { credential, origin, ...need }, Date.now());
+  if (v.ok) return v.principal;
+  const wait = v.retryAfterS === undefined ? '' : `, retry after ${v.retryAfterS} s`;
+  throw new RpcError(CODE_OF[v.status], `${HTTP_ERROR[v.status]}: ${v.message}${wait} (${v.reason})`);
 }
 
 /** The implementation object for `server.addService(dataStreamService(), …)`. */
@@ -61,9 +101,10 @@ export function createHandlers(deps: HandlerDeps): UntypedServiceImplementation 
     return s;
   };
 
-  function unary<Req, Res>(fn: (req: Req) => Promise<Res> | Res) {
+  function unary<Req, Res>(scope: Scope, fn: (req: Req) => Promise<Res> | Res) {
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
       Promise.resolve()
+        .then(() => admit(deps.access, call.metadata, { scope }))
         .then(() => fn(call.request))
         .then(
           (res) => callback(null, res),
@@ -73,15 +114,18 @@ export function createHandlers(deps: HandlerDeps): UntypedServiceImplementation 
   }
 
   function stream<Req>(parse: (req: Req) => { selection: Selection; filter: RoundFilter }) {
-    return (call: ServerWritableStream<Req, unknown>) => {
+    return async (call: ServerWritableStream<Req, unknown>) => {
       let parsed: { selection: Selection; filter: RoundFilter };
+      let principal: Principal | undefined;
       try {
         if (!deps.accepting()) throw new RpcError(status.UNAVAILABLE, 'server shutting down');
         parsed = parse(call.request);
+        principal = await admit(deps.access, call.metadata, { selection: parsed.selection });
       } catch (err) {
         call.emit('error', fail(err));
         return;
       }
+      if (call.cancelled) return;
       const { selection, filter } = parsed;
       const log = logger.child({ selection: selectionLabel(selection), peer: call.getPeer() });
       let done = false;
@@ -89,6 +133,7 @@ export function createHandlers(deps: HandlerDeps): UntypedServiceImplementation 
         if (done) return;
         done = true;
         unsubscribe();
+        untrack();
         deps.streams.delete(sub);
         subscribers.dec();
         log.debug('gRPC stream closed');
@@ -105,6 +150,15 @@ export function createHandlers(deps: HandlerDeps): UntypedServiceImplementation 
         },
       });
       const unsubscribe = hub.subscribe(sub);
+      const untrack = deps.access.track(
+        principal,
+        () =>
+          sub.end({
+            code: status.UNAUTHENTICATED,
+            details: 'Unauthorized: the key has been revoked (revoked)',
+          }),
+        PROTOCOL,
+      );
       deps.streams.add(sub);
       subscribers.inc();
       for (const ev of ['cancelled', 'close', 'finish', 'error']) call.on(ev, cleanup);
@@ -119,14 +173,16 @@ export function createHandlers(deps: HandlerDeps): UntypedServiceImplementation 
   });
 
   return {
-    ListGames: unary(async () => ({ games: sql ? await listGamesFromDb(sql) : listGamesFromHub(hub) })),
-    GetLatest: unary((req: GetLatestRequest) => {
+    ListGames: unary('read:games', async () => ({
+      games: sql ? await listGamesFromDb(sql) : listGamesFromHub(hub),
+    })),
+    GetLatest: unary('read:rounds', (req: GetLatestRequest) => {
       const selection = gameSelection(req.game_slug);
       const d = hub.latest(selection)[0];
       if (!d) throw notFound('No rounds yet');
       return d.streamForm(selection);
     }),
-    GetHistory: unary(async (req: GetHistoryRequest) => {
+    GetHistory: unary('read:rounds', async (req: GetHistoryRequest) => {
       const target = historyTarget(req);
       const limit = parseLimit(req.limit);
       if (!sql) throw new RpcError(status.UNAVAILABLE, 'history needs the read-model database');

@@ -6,11 +6,13 @@
 import { randomBytes } from 'node:crypto';
 import { type ClientReadableStream, Metadata, type ServiceError } from '@grpc/grpc-js';
 import Fastify from 'fastify';
+import { MemoryKeyTable } from '../../../../lib/auth/key-table.ts';
 import { type Config, loadConfig } from '../../../../lib/config.ts';
 import { createSql, type Sql } from '../../../../lib/db.ts';
 import { createKafka } from '../../../../lib/kafka.ts';
 import { createLogger } from '../../../../lib/logger.ts';
 import { migrate } from '../../../../lib/migrate.ts';
+import { createStreamAccess } from '../../access.ts';
 import type { EdgeContext } from '../../edge.ts';
 import { FanOutHub } from '../../hub.ts';
 import { createEdgeMetrics, type EdgeMetrics } from '../../metrics.ts';
@@ -25,6 +27,8 @@ export interface TestGrpc {
   readonly config: Config;
   readonly ctx: EdgeContext;
   readonly sql?: Sql;
+  /** The key table behind the transport's credential checks; tests apply key events to it. */
+  readonly table: MemoryKeyTable;
   /** Closes the client, stops the transport (drain 0), drops the schema, ends the pool. */
   close(): Promise<void>;
 }
@@ -38,6 +42,8 @@ export async function startTestGrpc(
     DATABASE_SCHEMA: schema,
     GRPC_PORT: 0,
     LOG_LEVEL: 'silent',
+    // These tests are about the service, not credentials (grpc-auth.int.test.ts turns it on).
+    AUTH_REQUIRE_GRPC: 'false',
     ...options.overrides,
   });
   const logger = createLogger('edge-test', config.logLevel);
@@ -48,6 +54,9 @@ export async function startTestGrpc(
   }
   const hub = new FanOutHub();
   const metrics = createEdgeMetrics();
+  const table = new MemoryKeyTable(randomBytes(32));
+  const { requireWs: ws, requireSse: sse, requireGrpc: grpc, requireWt: wt } = config.auth;
+  const access = createStreamAccess({ table, require: { ws, sse, grpc, wt }, metrics });
   const ctx: EdgeContext = {
     hub,
     config,
@@ -56,6 +65,7 @@ export async function startTestGrpc(
     metrics,
     http: Fastify(),
     sql,
+    access,
   };
   const transport = createGrpcTransport();
   await transport.start(ctx);
@@ -68,8 +78,10 @@ export async function startTestGrpc(
     config,
     ctx,
     sql,
+    table,
     async close() {
       client.close();
+      access.close();
       await transport.stop(0);
       await ctx.http.close();
       if (sql) {

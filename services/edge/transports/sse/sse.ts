@@ -15,12 +15,19 @@
  *   the stream starts live with `initial`, so a bad id can never cause a reconnect loop.
  * - `: heartbeat` comment every `config.edge.sseHeartbeatMs` (15 s, seed "Limits").
  * - Unsent bytes past `config.edge.sseMaxBufferBytes` close the stream (subscriber.ts).
+ * - Credential (seed 000 "Authentication" 4): `X-API-Key` (or `Authorization: Bearer`), else the
+ *   `api_key` or `token` query parameter (EventSource cannot set headers); checked by access.ts
+ *   before the stream opens (401/403/429 as JSON, Retry-After on 429). Origin: the header, else the
+ *   Referer's origin (a same-origin EventSource sends no Origin). Required only when
+ *   AUTH_REQUIRE_SSE is on; a stream whose key is revoked or deleted is ended.
  */
 import { once } from 'node:events';
 import { createEventBuffer, Session } from 'better-sse';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { credentialFromHeaders } from '../../../../lib/auth/credentials.ts';
 import type { GameSlug } from '../../../../lib/games.ts';
 import { topicName } from '../../../../lib/topics.ts';
+import { HTTP_ERROR, requestOrigin } from '../../access.ts';
 import { closeSpread } from '../../drain.ts';
 import type { EdgeContext, Transport } from '../../edge.ts';
 import type { FanOutHub, Selection } from '../../hub.ts';
@@ -63,6 +70,19 @@ export function resumePosition(
   return { position: p };
 }
 
+/** The stream's credential: header first, then `api_key`, then `token`; undefined when none. */
+export function sseCredentialOf(req: FastifyRequest): string | undefined {
+  const h = credentialFromHeaders(req.headers);
+  if (h !== undefined) return h;
+  const q = req.query as Record<string, unknown>;
+  for (const name of ['api_key', 'token']) {
+    const v = q[name];
+    if (typeof v === 'string' && v !== '') return v;
+    if (Array.isArray(v)) return String(v.at(-1) ?? '');
+  }
+  return undefined;
+}
+
 function lastEventIdOf(req: FastifyRequest): string | undefined {
   const h = req.headers['last-event-id'];
   if (typeof h === 'string') return h;
@@ -96,6 +116,20 @@ export function createSseTransport(): Transport {
           return reply.code(parsed.status).headers(CORS).send({ error: parsed.error, success: false });
         if (!accepting) return reply.code(503).headers(CORS).send({ error: 'Shutting down', success: false });
         const selection = parsed.selection;
+        const origin = requestOrigin(req.headers);
+        const verdict = await ctx.access.check(
+          'sse',
+          { credential: sseCredentialOf(req), origin, selection },
+          Date.now(),
+        );
+        if (!verdict.ok) {
+          log.info({ selection: selectionLabel(selection), reason: verdict.reason }, 'SSE refused');
+          if (verdict.retryAfterS !== undefined) reply.header('Retry-After', String(verdict.retryAfterS));
+          return reply
+            .code(verdict.status)
+            .headers(CORS)
+            .send({ error: HTTP_ERROR[verdict.status], success: false, reason: verdict.reason });
+        }
         const label = selectionLabel(selection);
         const now = Date.now();
         const { position, ignored } = resumePosition(hub, selection, lastEventIdOf(req), now);
@@ -126,11 +160,13 @@ export function createSseTransport(): Transport {
         });
         // Subscribed before anything is read or sent: rounds arriving meanwhile are held, not lost.
         const unsubscribe = hub.subscribe(sub);
+        const untrack = ctx.access.track(verdict.principal, () => sub.end(), 'sse');
         open.add(sub);
         gauge.inc();
         session.once('disconnected', () => {
           sub.disconnected();
           unsubscribe();
+          untrack();
           if (open.delete(sub)) gauge.dec();
         });
         await once(session, 'connected');

@@ -2,8 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { GameSlug } from '../../../../lib/games.ts';
 import type { StreamRound } from '../../../../lib/rounds.ts';
+import { testKey } from '../../auth-test-support.ts';
 import type { Edge } from '../../edge.ts';
-import { createTestLog, metricValue, round, startEdge, type TestLog, until } from '../../test-support.ts';
+import {
+  createTestLog,
+  metricValue,
+  round,
+  startEdge,
+  type TestLog,
+  until,
+  untilKey,
+} from '../../test-support.ts';
 import { createWsTransport, DRAIN_CLOSE, MAX_PAYLOAD_BYTES, SLOW_CLOSE, TOO_BIG_CLOSE } from './ws.ts';
 
 interface Client {
@@ -136,8 +145,12 @@ describe('WebSocket transport (real broker)', () => {
   });
 
   it('echoes the first requested subprotocol (the token) and accepts none', async () => {
-    const withToken = await connect(edge, '/ws/crash', ['tok_abc123', 'other']);
-    expect(withToken.ws.protocol).toBe('tok_abc123');
+    const key = testKey();
+    await log.appendKey({ type: 'KeyCreated', value: key.event });
+    await untilKey(edge, key.keyId, 'live');
+    const token = key.token(log.tokenSecret);
+    const withToken = await connect(edge, '/ws/crash', [token, 'other']);
+    expect(withToken.ws.protocol).toBe(token);
     const without = await connect(edge, '/ws/crash');
     expect(without.ws.protocol).toBe('');
     withToken.ws.close();

@@ -5,9 +5,11 @@
  *
  * - The path is checked in the upgrade handler, so a bad one is answered with a plain HTTP
  *   status (400 malformed, 404 unknown) and no upgrade happens.
- * - The first requested subprotocol is echoed (browsers drop a connection whose requested
- *   subprotocol is not echoed) and kept in the socket's data: the seed sends the token there, and
- *   the access-control issue will verify it; until then it is accepted and ignored.
+ * - The first requested subprotocol is the credential (seed 000 "Authentication" 3: a token per
+ *   connection); it is checked before the upgrade (access.ts: 401/403/429 answered as HTTP, with
+ *   Retry-After on 429) and echoed (browsers drop a connection whose requested subprotocol is not
+ *   echoed). Without one, the upgrade passes only when AUTH_REQUIRE_WS is off. A socket opened with
+ *   a key that is later revoked or deleted is closed with 1008 "credential revoked".
  * - Client messages are ignored (the protocol has none); a frame over `MAX_PAYLOAD_BYTES` closes
  *   the socket with 1009, one over 64 KiB is not read at all (uWS drops the connection, 1006).
  *   Neither affects other subscribers.
@@ -16,6 +18,8 @@
  * - Shutdown: the listener closes first, then sockets get 1001 spread over the drain window.
  */
 
+import type { Principal } from '../../../../lib/auth/verifier.ts';
+import { HTTP_ERROR } from '../../access.ts';
 import { closeSpread } from '../../drain.ts';
 import type { EdgeContext, Transport } from '../../edge.ts';
 import type { Delivery, Selection, Subscription } from '../../hub.ts';
@@ -30,6 +34,8 @@ const HARD_PAYLOAD_LIMIT_BYTES = 64 * 1024;
 export const TOO_BIG_CLOSE = { code: 1009, reason: 'client messages are not expected' } as const;
 /** Close code and reason for a subscriber over the buffer limit (RFC 6455 §7.4.1: policy). */
 export const SLOW_CLOSE = { code: 1008, reason: 'slow consumer' } as const;
+/** Close when the key the socket authenticated with is revoked or deleted (RFC 6455 §7.4.1: policy). */
+export const REVOKED_CLOSE = { code: 1008, reason: 'credential revoked' } as const;
 /** Close code and reason at shutdown (RFC 6455 "going away"; seed 000 lists 1001 for restarts). */
 export const DRAIN_CLOSE = { code: 1001, reason: 'server shutting down' } as const;
 
@@ -37,18 +43,32 @@ interface SocketData {
   readonly selection: Selection;
   /** The first requested subprotocol (the token, once access control checks it); '' when none. */
   readonly protocol: string;
+  readonly principal: Principal | undefined;
   closed: boolean;
   unsubscribe?: () => void;
+  untrack?: () => void;
 }
 
-const STATUS_TEXT = { 400: '400 Bad Request', 404: '404 Not Found', 426: '426 Upgrade Required' } as const;
+const STATUS_TEXT = {
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  426: '426 Upgrade Required',
+  429: '429 Too Many Requests',
+} as const;
 
-function reject(res: Uws.HttpResponse, status: keyof typeof STATUS_TEXT, error: string): void {
+function reject(
+  res: Uws.HttpResponse,
+  status: keyof typeof STATUS_TEXT,
+  error: string,
+  extra: { reason?: string; retryAfterS?: number } = {},
+): void {
   res.cork(() => {
-    res
-      .writeStatus(STATUS_TEXT[status])
-      .writeHeader('Content-Type', 'application/json')
-      .end(JSON.stringify({ error, success: false }));
+    res.writeStatus(STATUS_TEXT[status]).writeHeader('Content-Type', 'application/json');
+    if (extra.retryAfterS !== undefined) res.writeHeader('Retry-After', String(extra.retryAfterS));
+    const reason = extra.reason === undefined ? {} : { reason: extra.reason };
+    res.end(JSON.stringify({ error, success: false, ...reason }));
   });
 }
 
@@ -110,17 +130,41 @@ export function createWsTransport(): Transport {
             return;
           }
           const protocol = (req.getHeader('sec-websocket-protocol').split(',')[0] ?? '').trim();
-          const data: SocketData = { selection: parsed.selection, protocol, closed: false };
-          res.upgrade(
-            data,
-            req.getHeader('sec-websocket-key'),
-            protocol,
-            req.getHeader('sec-websocket-extensions'),
-            context,
+          // uWS's request object is only valid until this handler returns: copy what is needed.
+          const key = req.getHeader('sec-websocket-key');
+          const extensions = req.getHeader('sec-websocket-extensions');
+          const origin = req.getHeader('origin') || undefined;
+          const selection = parsed.selection;
+          let aborted = false;
+          res.onAborted(() => {
+            aborted = true;
+          });
+          ctx.access.check('ws', { credential: protocol, origin, selection }, Date.now()).then(
+            (v) => {
+              if (aborted) return;
+              if (!v.ok) {
+                log.info({ selection: selectionLabel(selection), reason: v.reason }, 'WebSocket refused');
+                reject(res, v.status, HTTP_ERROR[v.status], v);
+                return;
+              }
+              const data: SocketData = { selection, protocol, principal: v.principal, closed: false };
+              res.cork(() => res.upgrade(data, key, protocol, extensions, context));
+            },
+            (err: unknown) => {
+              log.error({ err }, 'credential check failed');
+              if (!aborted) reject(res, 400, 'Bad Request');
+            },
           );
         },
         open: (ws) => {
           const data = ws.getUserData();
+          data.untrack = ctx.access.track(
+            data.principal,
+            () => {
+              if (!data.closed) ws.end(REVOKED_CLOSE.code, REVOKED_CLOSE.reason);
+            },
+            'ws',
+          );
           open.add(ws);
           subscribers.inc();
           const sub: Subscription = { selection: data.selection, deliver: (d) => sendTo(ws, d) };
@@ -135,6 +179,7 @@ export function createWsTransport(): Transport {
           const data = ws.getUserData();
           data.closed = true;
           data.unsubscribe?.();
+          data.untrack?.();
           if (open.delete(ws)) subscribers.dec();
         },
       });

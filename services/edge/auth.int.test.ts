@@ -1,0 +1,179 @@
+/**
+ * Credentials on every stream protocol of the edge (issue 4 items 4, 5, 7; seed 000
+ * "Authentication"), against the real broker: keys are appended to the namespace's `auth-keys`
+ * topic and read by each edge's own key table. Edge `on` requires credentials on WebSocket, SSE
+ * and gRPC; edge `off` requires none (a credential that is present is still checked).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AttemptOptions, attempt, type StreamProto } from './auth-clients.ts';
+import { type TestKey, testKey } from './auth-test-support.ts';
+import type { Edge } from './edge.ts';
+import {
+  createTestLog,
+  metricValue,
+  round,
+  startEdge,
+  type TestLog,
+  until,
+  untilKey,
+} from './test-support.ts';
+
+const ORIGIN = 'https://casino.example';
+const PROTOS: StreamProto[] = ['ws', 'sse', 'grpc', 'grpc-proxy'];
+
+describe('stream credentials (real broker)', () => {
+  let log: TestLog;
+  let on: Edge;
+  let off: Edge;
+  const all = testKey({ scopes: ['stream:*'] });
+  const one = testKey({ scopes: ['stream:game'] });
+  const pub = testKey({ scopes: ['stream:*'], origins: [ORIGIN] });
+  const revoked = testKey({ scopes: ['stream:*'] });
+  const limited = testKey({ scopes: ['stream:*'], rateLimit: 2 });
+  const token = (k: TestKey) => k.token(log.tokenSecret);
+
+  beforeAll(async () => {
+    log = await createTestLog();
+    for (const k of [all, one, pub, revoked, limited])
+      await log.appendKey({ type: 'KeyCreated', value: k.event });
+    await log.appendKey({ type: 'KeyRevoked', value: { key_id: revoked.keyId, at: Date.now() } });
+    [on, off] = await Promise.all([
+      startEdge(log, undefined, { requireWs: true, requireSse: true, requireGrpc: true }),
+      startEdge(log, undefined, { requireWs: false, requireSse: false, requireGrpc: false }),
+    ]);
+    for (const e of [on, off]) await untilKey(e, revoked.keyId, 'revoked');
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([on?.stop(0), off?.stop(0)]);
+    await log?.close();
+  });
+
+  type Row = [string, () => Edge, () => AttemptOptions, number];
+  const rows: Row[] = [
+    ['missing credential, switch on', () => on, () => ({ path: 'crash' }), 401],
+    ['missing credential, switch off', () => off, () => ({ path: 'crash' }), 200],
+    ['malformed credential, switch off', () => off, () => ({ path: 'crash', credential: 'tok_00ff' }), 401],
+    [
+      'unknown key, switch off',
+      () => off,
+      () => ({ path: 'crash', credential: `sk_live_${'7'.repeat(64)}` }),
+      401,
+    ],
+    [
+      'expired token',
+      () => on,
+      () => ({ path: 'crash', credential: all.token(log.tokenSecret, Date.now() - 16_000) }),
+      401,
+    ],
+    ['revoked key token', () => on, () => ({ path: 'crash', credential: token(revoked) }), 401],
+    [
+      'stream:game token on a type',
+      () => on,
+      () => ({ path: 'type/multiplier', credential: token(one) }),
+      403,
+    ],
+    ['stream:game token on a game', () => on, () => ({ path: 'crash', credential: token(one) }), 200],
+    ['private key in a header', () => on, () => ({ path: 'type/color', credential: all.secret }), 200],
+    [
+      'token as query / bearer',
+      () => on,
+      () => ({ path: 'crash', credential: token(all), via: 'query' }),
+      200,
+    ],
+    [
+      'public key, wrong Origin',
+      () => on,
+      () => ({ path: 'crash', credential: pub.secret, origin: 'https://evil.example' }),
+      401,
+    ],
+    ['public key, no Origin', () => on, () => ({ path: 'crash', credential: token(pub) }), 401],
+    [
+      'public token, right Origin',
+      () => on,
+      () => ({ path: 'crash', credential: token(pub), origin: ORIGIN }),
+      200,
+    ],
+    [
+      'public token, wrong Origin, right Referer',
+      () => on,
+      () => ({
+        path: 'crash',
+        credential: token(pub),
+        origin: 'https://evil.example',
+        referer: `${ORIGIN}/p`,
+      }),
+      401,
+    ],
+  ];
+  const table = PROTOS.flatMap((p) => rows.map((r) => [p, ...r] as const));
+
+  it.each(table)('%s: %s → %i', async (proto, _name, edge, opts, want) => {
+    const o = opts();
+    // WebSocket sends the credential only as the subprotocol; gRPC's "query" form is `authorization`.
+    const via = proto === 'grpc' && o.via === 'query' ? 'bearer' : o.via;
+    const a = await attempt(edge(), proto, { ...o, ...(via ? { via } : {}) });
+    a.close();
+    expect(a.status).toBe(want);
+  });
+
+  it.each(['sse', 'grpc-proxy'] as const)(
+    '%s: a same-origin page (Referer, no Origin) may use a public token',
+    async (proto) => {
+      const a = await attempt(on, proto, {
+        path: 'crash',
+        credential: token(pub),
+        via: 'query',
+        referer: `${ORIGIN}/sse.html`,
+      });
+      a.close();
+      expect(a.status).toBe(200);
+    },
+  );
+
+  it.each(PROTOS)('%s: a valid token streams rounds', async (proto) => {
+    const a = await attempt(on, proto, { path: 'double', credential: token(all), origin: ORIGIN });
+    expect(a.status).toBe(200);
+    const r = round('double', Date.now() % 1_000_000);
+    await log.append([r]);
+    await until(() => a.received.some((m) => m.includes(String(r.round_id))), 10_000, `${proto} round`);
+    a.close();
+  });
+
+  it('limits connection attempts per key (rate_limit a minute) on every protocol: 429', async () => {
+    const statuses: number[] = [];
+    for (const proto of PROTOS) {
+      const a = await attempt(on, proto, { path: 'crash', credential: token(limited) });
+      a.close();
+      statuses.push(a.status);
+    }
+    // rate_limit 2: the first two attempts pass, the rest are refused; the proxy's call counts too.
+    expect(statuses).toEqual([200, 200, 429, 429]);
+  });
+
+  it('closes open streams of a key when it is revoked, and refuses its new ones', async () => {
+    const victim = testKey({ scopes: ['stream:*'] });
+    await log.appendKey({ type: 'KeyCreated', value: victim.event });
+    await untilKey(on, victim.keyId, 'live');
+    const open = await Promise.all(
+      PROTOS.map((p) => attempt(on, p, { path: 'crash', credential: token(victim) })),
+    );
+    expect(open.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    const at = Date.now();
+    await log.appendKey({ type: 'KeyRevoked', value: { key_id: victim.keyId, at } });
+    const ends = await Promise.all(open.map((a) => a.ended));
+    expect(Date.now() - at).toBeLessThan(1_000);
+    expect(ends[0]).toBe(1008); // WebSocket policy close
+    expect(ends[2]).toBe('UNAUTHENTICATED');
+    for (const protocol of ['ws', 'sse', 'grpc']) {
+      expect(await metricValue(on, 'edge_revoked_closes_total', { protocol })).toBeGreaterThanOrEqual(1);
+    }
+    expect(
+      await metricValue(on, 'edge_auth_refusals_total', { protocol: 'ws', reason: 'missing' }),
+    ).toBeGreaterThan(0);
+    expect(
+      await metricValue(on, 'edge_auth_refusals_total', { protocol: 'grpc', reason: 'scope' }),
+    ).toBeGreaterThan(0);
+    for (const p of PROTOS)
+      expect((await attempt(on, p, { path: 'crash', credential: victim.secret })).status).toBe(401);
+  });
+});
