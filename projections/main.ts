@@ -3,10 +3,12 @@
  * starts the rounds projector, the auth-keys projector (api_keys) and the rounds projector's ops
  * HTTP endpoints (on API_HOST, PROJECTOR_PORT), and on SIGINT/SIGTERM stops consuming after the transaction in progress and disconnects.
  */
+
 import pRetry from 'p-retry';
 import { loadConfig } from '../lib/config.ts';
 import { createSql, isConnectionError } from '../lib/db.ts';
 import { createKafka } from '../lib/kafka.ts';
+import { onShutdown } from '../lib/lifecycle.ts';
 import { createLogger } from '../lib/logger.ts';
 import { migrate } from '../lib/migrate.ts';
 import { ensureTopics } from '../lib/topics.ts';
@@ -42,19 +44,12 @@ try {
   const ops = await startOpsServer(projector, config.api.host, config.projector.port);
   logger.info({ port: ops.port }, 'projector listening');
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
+  onShutdown(logger, async () => {
     ops.server.close();
     await projector.stop();
     await keysProjector.stop();
     await sql.end({ timeout: 5 });
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  });
 } catch (err) {
   logger.fatal({ err }, 'projector failed to start');
   await sql.end({ timeout: 1 }).catch(() => {});

@@ -2,11 +2,13 @@
  * REST API process: reads config, connects to Postgres, applies pending migrations (so the API
  * can start before the projector), listens, and shuts down gracefully on SIGINT/SIGTERM.
  */
+
 import pRetry from 'p-retry';
 import { startKeyTable } from '../../lib/auth/key-table.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { createSql, isConnectionError } from '../../lib/db.ts';
 import { createKafka } from '../../lib/kafka.ts';
+import { onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { migrate } from '../../lib/migrate.ts';
 import { buildApi } from './app.ts';
@@ -40,20 +42,13 @@ try {
   const app = await buildApi({ config, sql, logger, auth: { table, producer, lastUsed } });
   await app.listen({ host: config.api.host, port: config.api.port });
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
+  onShutdown(logger, async () => {
     await app.close();
     await usage.stop();
     await producer.disconnect();
     await table.close();
     await sql.end({ timeout: 5 });
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  });
 } catch (err) {
   logger.fatal({ err }, 'api failed to start');
   await sql.end({ timeout: 1 }).catch(() => {});

@@ -2,8 +2,10 @@
  * Edge process: reads config, builds the edge (rounds source, hub, WebSocket, SSE and the other
  * transports), starts it, and on SIGTERM/SIGINT drains open streams over EDGE_DRAIN_MS and exits 0.
  */
+
 import { loadConfig } from '../../lib/config.ts';
 import { createSql } from '../../lib/db.ts';
+import { onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildEdge, type Edge } from './edge.ts';
 
@@ -24,19 +26,11 @@ try {
   process.exit(1);
 }
 
-let stopping = false;
-const stop = async (signal: string) => {
-  if (stopping) return;
-  stopping = true;
-  logger.info({ signal, drainMs: config.edge.drainMs }, 'draining');
-  try {
+onShutdown(
+  logger,
+  async () => {
     await edge?.stop();
     await sql.end({ timeout: 2 });
-    process.exit(0);
-  } catch (err) {
-    logger.error({ err }, 'unclean shutdown');
-    process.exit(1);
-  }
-};
-process.once('SIGINT', () => void stop('SIGINT'));
-process.once('SIGTERM', () => void stop('SIGTERM'));
+  },
+  { drainMs: config.edge.drainMs },
+);

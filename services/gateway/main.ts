@@ -2,7 +2,9 @@
  * Gateway process: reads config, builds the one-origin reverse proxy, starts it, and on
  * SIGTERM/SIGINT closes it and exits 0.
  */
+
 import { loadConfig } from '../../lib/config.ts';
+import { onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildGateway } from './gateway.ts';
 
@@ -17,18 +19,4 @@ try {
   process.exit(1);
 }
 
-let stopping = false;
-const stop = async (signal: string) => {
-  if (stopping) return;
-  stopping = true;
-  logger.info({ signal }, 'stopping');
-  try {
-    await gateway.stop();
-    process.exit(0);
-  } catch (err) {
-    logger.error({ err }, 'unclean shutdown');
-    process.exit(1);
-  }
-};
-process.once('SIGINT', () => void stop('SIGINT'));
-process.once('SIGTERM', () => void stop('SIGTERM'));
+onShutdown(logger, () => gateway.stop());

@@ -3,8 +3,10 @@
  * HTTP on API_HOST:ROUND_ENGINE_PORT), and on SIGINT/SIGTERM stops after the round being
  * appended.
  */
+
 import { loadConfig } from '../../lib/config.ts';
 import { createKafka } from '../../lib/kafka.ts';
+import { onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildRoundEngine } from './engine.ts';
 
@@ -30,13 +32,4 @@ try {
   process.exit(1);
 }
 
-let stopping = false;
-const stop = async (signal: string) => {
-  if (stopping) return;
-  stopping = true;
-  logger.info({ signal }, 'shutting down');
-  await engine.stop();
-  process.exit(0);
-};
-process.once('SIGINT', () => void stop('SIGINT'));
-process.once('SIGTERM', () => void stop('SIGTERM'));
+onShutdown(logger, () => engine.stop());
