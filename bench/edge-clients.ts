@@ -1,0 +1,123 @@
+/**
+ * Client process of the edge benchmarks (forked by bench/edge-harness.ts with IPC): holds
+ * subscribers of one protocol, so the load clients never share an event loop with the edge or
+ * with the process that appends rounds. Requests and replies (advanced serialisation):
+ *
+ * - `{ op: 'open', protocol, host, port, path, count, localAddresses, concurrency, grpcChannels }`
+ *   → `{ opened, failed, firstError, ms }`; at most `concurrency` handshakes in flight, source
+ *   addresses used round-robin (WebSocket and SSE; gRPC uses `grpcChannels` connections).
+ * - `{ op: 'reset', since }` → `{}`: forget deliveries, count only timestamps ≥ `since` (Unix ms).
+ * - `{ op: 'count' }` → `{ count }`: deliveries counted since the reset (cheap, for polling).
+ * - `{ op: 'stats' }` → `{ count, latencies, timestamps, first, last }` (ms, wall-clock ms).
+ * - `{ op: 'close' }` → `{}` after every subscriber is destroyed; the process then exits.
+ */
+import type { DataStreamClient } from '../services/edge/transports/grpc/proto.ts';
+import { type Conn, grpcClients, openGrpc, openSse, openWs, Recorder, wallNow } from './edge-wire.ts';
+
+export type Protocol = 'ws' | 'sse' | 'grpc';
+
+export interface OpenRequest {
+  op: 'open';
+  protocol: Protocol;
+  host: string;
+  port: number;
+  /** Stream path (`/ws/crash`, `/sse/crash`); for gRPC the game slug. */
+  path: string;
+  count: number;
+  localAddresses: string[];
+  concurrency: number;
+  grpcChannels: number;
+}
+export type Request =
+  | OpenRequest
+  | { op: 'reset'; since: number }
+  | { op: 'count' }
+  | { op: 'stats' }
+  | { op: 'close' };
+
+export interface OpenReply {
+  opened: number;
+  failed: number;
+  firstError?: string;
+  ms: number;
+}
+export interface StatsReply {
+  count: number;
+  latencies: Float64Array;
+  /** The `timestamp` of each delivery (same order as `latencies`). */
+  timestamps: Float64Array;
+  first: number;
+  last: number;
+}
+
+const HANDSHAKE_TIMEOUT_MS = 20_000;
+const rec = new Recorder();
+const conns: Conn[] = [];
+const channels: DataStreamClient[] = [];
+
+async function open(r: OpenRequest): Promise<OpenReply> {
+  const t0 = wallNow();
+  let next = 0;
+  let failed = 0;
+  let firstError: string | undefined;
+  if (r.protocol === 'grpc') channels.push(...grpcClients(`${r.host}:${r.port}`, r.grpcChannels));
+  const openOne = (i: number): Promise<Conn> => {
+    if (r.protocol === 'grpc') {
+      const client = channels[i % channels.length] as DataStreamClient;
+      return openGrpc(client, r.path, rec, HANDSHAKE_TIMEOUT_MS);
+    }
+    const target = {
+      host: r.host,
+      port: r.port,
+      path: r.path,
+      localAddress: r.localAddresses[i % r.localAddresses.length],
+      timeoutMs: HANDSHAKE_TIMEOUT_MS,
+    };
+    return r.protocol === 'ws' ? openWs(target, rec) : openSse(target, rec);
+  };
+  const lane = async () => {
+    while (next < r.count) {
+      const i = next++;
+      try {
+        conns.push(await openOne(i));
+      } catch (err) {
+        failed++;
+        firstError ??= (err as Error).message;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(r.concurrency, r.count) }, lane));
+  return { opened: r.count - failed, failed, firstError, ms: wallNow() - t0 };
+}
+
+async function handle(r: Request): Promise<unknown> {
+  switch (r.op) {
+    case 'open':
+      return await open(r);
+    case 'reset':
+      rec.reset(r.since);
+      return {};
+    case 'count':
+      return { count: rec.count };
+    case 'stats':
+      return {
+        count: rec.count,
+        latencies: rec.latencies.slice(0, rec.count),
+        timestamps: rec.timestamps.slice(0, rec.count),
+        first: rec.first,
+        last: rec.last,
+      } satisfies StatsReply;
+    case 'close':
+      for (const c of conns.splice(0)) c.close();
+      for (const c of channels.splice(0)) c.close();
+      return {};
+  }
+}
+
+process.on('message', (msg: { id: number; req: Request }) => {
+  handle(msg.req).then(
+    (reply) => process.send?.({ id: msg.id, reply }),
+    (err: Error) => process.send?.({ id: msg.id, error: err.message }),
+  );
+});
+process.on('disconnect', () => process.exit(0));
