@@ -4,7 +4,7 @@
  * batch leaves the same rows, and the checkpoint never moves back.
  */
 import type { Sql } from '../../lib/db.ts';
-import type { CheckpointKey } from '../rounds/store.ts';
+import { type CheckpointKey, checkpointUpsert } from '../rounds/store.ts';
 import type { KeyPatch } from './projection.ts';
 
 // Booleans go as text[] and are cast per element: postgres.js does not serialise a boolean[] parameter.
@@ -53,11 +53,7 @@ export async function writeKeyPatches(
       where k.key_id = u.key_id
       returning 1
     ), checkpoint as (
-      insert into projection_checkpoints (projection, topic, "partition", "offset", updated_at)
-      values (${key.projection}, ${key.topic}, ${key.partition}, ${String(nextOffset)}, now())
-      on conflict (projection, topic, "partition") do update
-        set "offset" = greatest(projection_checkpoints."offset", excluded."offset"), updated_at = now()
-      returning 1
+      ${checkpointUpsert(sql, key, nextOffset)}
     )
     select (select count(*) from created) + (select count(*) from changed) as n`;
 }

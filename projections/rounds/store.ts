@@ -16,6 +16,20 @@ export interface CheckpointKey {
   readonly partition: number;
 }
 
+/**
+ * The checkpoint upsert that every projector's one-statement write ends with, as a CTE body:
+ * sets the next offset of `key`, never moving it back (a replayed or duplicated chunk leaves it
+ * where it is); returns the stored offset.
+ */
+export function checkpointUpsert(sql: Sql, key: CheckpointKey, nextOffset: bigint) {
+  return sql`
+    insert into projection_checkpoints (projection, topic, "partition", "offset", updated_at)
+    values (${key.projection}, ${key.topic}, ${key.partition}, ${String(nextOffset)}, now())
+    on conflict (projection, topic, "partition") do update
+      set "offset" = greatest(projection_checkpoints."offset", excluded."offset"), updated_at = now()
+    returning "offset"`;
+}
+
 /** A decoded event at its log offset. */
 export interface OffsetEvent {
   readonly offset: bigint;
@@ -97,11 +111,7 @@ export async function writeChunk(
       where g.id = u.game_id
       returning 1
     ), checkpoint as (
-      insert into projection_checkpoints (projection, topic, "partition", "offset", updated_at)
-      values (${key.projection}, ${key.topic}, ${key.partition}, ${String(nextOffset)}, now())
-      on conflict (projection, topic, "partition") do update
-        set "offset" = greatest(projection_checkpoints."offset", excluded."offset"), updated_at = now()
-      returning "offset"
+      ${checkpointUpsert(sql, key, nextOffset)}
     )
     select (select count(*) from inserted)::int as inserted, (select "offset"::text from checkpoint) as checkpoint`;
   return {
