@@ -99,9 +99,12 @@ export class WtSession implements Subscription {
   /**
    * Ends the session from the server: a CLOSE_WEBTRANSPORT_SESSION capsule with `code` and
    * `reason` (the browser's `closed` promise reports them), the end of the CONNECT stream, and
-   * the connection closed after `graceMs` so the capsule is delivered first. Idempotent.
+   * the connection closed after `graceMs` so the capsule is delivered first. Idempotent. A client
+   * that got the capsule closes the connection itself, so the grace only runs out for one that is
+   * slow or gone; 500 ms proved too short for a loaded browser, which then reported "Connection
+   * lost" instead of the code.
    */
-  async close(code: number, reason: string, graceMs = 500): Promise<void> {
+  async close(code: number, reason: string, graceMs = 2000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     const text = encoder.encode(reason).subarray(0, 1024);
