@@ -5,7 +5,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Sql } from './db.ts';
+import pRetry from 'p-retry';
+import { isConnectionError, type Sql } from './db.ts';
+import type { Logger } from './logger.ts';
 
 export const MIGRATIONS_DIR = resolve(import.meta.dirname, '..', 'projections', 'migrations');
 const FILE = /^(\d{3})_[a-z0-9_]+\.sql$/;
@@ -54,4 +56,20 @@ export async function migrate(sql: Sql, schema: string, dir: string = MIGRATIONS
     }
   });
   return applied;
+}
+
+/**
+ * `migrate`, retried while Postgres cannot be reached (npm start launches the database and the
+ * services at once): 12 retries with 0.5–5 s backoff, about a minute in all. Any other error
+ * (a bad migration) fails at once.
+ */
+export async function migrateWhenReachable(sql: Sql, schema: string, logger: Logger): Promise<number[]> {
+  return pRetry(() => migrate(sql, schema), {
+    retries: 12,
+    minTimeout: 500,
+    maxTimeout: 5000,
+    shouldRetry: (err) => isConnectionError(err),
+    onFailedAttempt: (err) =>
+      logger.warn({ attempt: err.attemptNumber, err: err.message }, 'database not reachable yet'),
+  });
 }

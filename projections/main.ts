@@ -4,13 +4,12 @@
  * HTTP endpoints (on API_HOST, PROJECTOR_PORT), and on SIGINT/SIGTERM stops consuming after the transaction in progress and disconnects.
  */
 
-import pRetry from 'p-retry';
 import { loadConfig } from '../lib/config.ts';
-import { createSql, isConnectionError } from '../lib/db.ts';
+import { createSql } from '../lib/db.ts';
 import { createKafka } from '../lib/kafka.ts';
 import { onShutdown } from '../lib/lifecycle.ts';
 import { createLogger } from '../lib/logger.ts';
-import { migrate } from '../lib/migrate.ts';
+import { migrateWhenReachable } from '../lib/migrate.ts';
 import { ensureTopics } from '../lib/topics.ts';
 import { buildAuthKeysProjector } from './auth-keys/projector.ts';
 import { startOpsServer } from './ops-http.ts';
@@ -22,16 +21,7 @@ const sql = createSql(config);
 const kafka = createKafka(config, 'projector', logger);
 
 try {
-  // Postgres may still be starting (npm start launches everything at once): retry only while it
-  // cannot be reached, about a minute in all.
-  await pRetry(() => migrate(sql, config.db.schema), {
-    retries: 12,
-    minTimeout: 500,
-    maxTimeout: 5000,
-    shouldRetry: (err) => isConnectionError(err),
-    onFailedAttempt: (err) =>
-      logger.warn({ attempt: err.attemptNumber, err: err.message }, 'database not reachable yet'),
-  });
+  await migrateWhenReachable(sql, config.db.schema, logger);
   const admin = kafka.admin();
   await admin.connect();
   await ensureTopics(admin, config, ['rounds', 'roundsDeadLetter', 'authKeys']);

@@ -3,14 +3,13 @@
  * can start before the projector), listens, and shuts down gracefully on SIGINT/SIGTERM.
  */
 
-import pRetry from 'p-retry';
 import { startKeyTable } from '../../lib/auth/key-table.ts';
 import { loadConfig } from '../../lib/config.ts';
-import { createSql, isConnectionError } from '../../lib/db.ts';
+import { createSql } from '../../lib/db.ts';
 import { createKafka } from '../../lib/kafka.ts';
 import { onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { migrate } from '../../lib/migrate.ts';
+import { migrateWhenReachable } from '../../lib/migrate.ts';
 import { buildApi } from './app.ts';
 import { ensureAdminKey } from './auth/bootstrap.ts';
 import { LastUsed } from './auth/guard.ts';
@@ -21,16 +20,7 @@ const logger = createLogger('api', config.logLevel);
 const sql = createSql(config);
 
 try {
-  // Postgres may still be starting (npm start launches everything at once): retry only while it
-  // cannot be reached, about a minute in all.
-  await pRetry(() => migrate(sql, config.db.schema), {
-    retries: 12,
-    minTimeout: 500,
-    maxTimeout: 5000,
-    shouldRetry: (err) => isConnectionError(err),
-    onFailedAttempt: (err) =>
-      logger.warn({ attempt: err.attemptNumber, err: err.message }, 'database not reachable yet'),
-  });
+  await migrateWhenReachable(sql, config.db.schema, logger);
   const kafka = createKafka(config, 'api', logger);
   const table = await startKeyTable({ config, kafka, logger });
   // Idempotent: key appends are retried without duplicates.

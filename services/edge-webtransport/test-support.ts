@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Page } from 'playwright-core';
+import { waitFor as pollUntil } from '../../tests/helpers/processes.ts';
 
 /** Repository root. */
 export const ROOT = resolve(import.meta.dirname as string, '..', '..');
@@ -112,25 +113,12 @@ export async function readMetric(httpPort: number, name: string, labels: string)
 }
 
 /** Polls `check` every 100 ms until it returns a value other than undefined; throws after `timeoutMs`. */
-export async function waitFor<T>(
+export function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined> | T | undefined,
   timeoutMs = 15_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastErr: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      lastErr = err;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`,
-  );
+  return pollUntil(what, check, timeoutMs, 100);
 }
 
 /** Debian's Chromium (scripts/ensure-deps.sh installs it). */
