@@ -43,6 +43,8 @@ const MAX_CAPSULE = 4096;
 
 export class WtSession implements Subscription {
   private closed = false;
+  /** Set while (and after) the server ends the session; settles once the connection is closed. */
+  private serverClose: Promise<void> | undefined;
 
   constructor(
     readonly selection: Selection,
@@ -99,14 +101,28 @@ export class WtSession implements Subscription {
   /**
    * Ends the session from the server: a CLOSE_WEBTRANSPORT_SESSION capsule with `code` and
    * `reason` (the browser's `closed` promise reports them), the end of the CONNECT stream, and
-   * the connection closed after `graceMs` so the capsule is delivered first. Idempotent. A client
-   * that got the capsule closes the connection itself, so the grace only runs out for one that is
-   * slow or gone; 500 ms proved too short for a loaded browser, which then reported "Connection
-   * lost" instead of the code.
+   * the connection closed after `graceMs` so both are delivered first. Idempotent; resolves once
+   * the connection is closed. A client that got the capsule answers with its own FIN and closes the
+   * connection itself, so the grace only runs out for one that is slow or gone.
    */
-  async close(code: number, reason: string, graceMs = 2000): Promise<void> {
-    if (this.closed) return;
+  close(code: number, reason: string, graceMs = 2000): Promise<void> {
+    if (this.closed) return this.serverClose ?? Promise.resolve();
     this.closed = true;
+    this.serverClose = this.sendClose(code, reason, graceMs);
+    return this.serverClose;
+  }
+
+  /**
+   * The server-side end of a session (see close()), or undefined when the server has not ended it.
+   * The caller that sees the client's FIN afterwards must leave the connection to this promise:
+   * closing it at once can drop the server's own FIN still in flight, and Chromium then reports
+   * "Connection lost" instead of the close code.
+   */
+  get closingByServer(): Promise<void> | undefined {
+    return this.serverClose;
+  }
+
+  private async sendClose(code: number, reason: string, graceMs: number): Promise<void> {
     const text = encoder.encode(reason).subarray(0, 1024);
     const payload = new Uint8Array(4 + text.length);
     new DataView(payload.buffer).setUint32(0, code);

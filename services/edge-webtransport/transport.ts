@@ -127,14 +127,16 @@ export function createWtTransport(deps: WtTransportDeps): WtTransport {
     try {
       const end = await session.watch(result.connectReader);
       session.markClosed();
-      log.debug({ remote, ...end }, 'session closed by client');
+      log.debug({ remote, ...end }, 'session ended');
     } finally {
       unsubscribe();
       untrack();
       sessions.delete(session);
       metrics.subscribers.dec({ protocol: PROTOCOL });
       void result.keep; // the control and QPACK streams live as long as the connection
-      closeQuietly(conn, H3_NO_ERROR, 'session ended');
+      const byServer = session.closingByServer;
+      if (byServer) await byServer;
+      else closeQuietly(conn, H3_NO_ERROR, 'session ended');
     }
   }
 
