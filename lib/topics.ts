@@ -42,6 +42,37 @@ export const TOPICS = {
     events: ['KeyCreated', 'KeyRevoked', 'KeyDeleted', '(tombstone after KeyDeleted)'],
     configEntries: { 'cleanup.policy': 'compact', 'retention.ms': '-1', 'min.compaction.lag.ms': '60000' },
   },
+  /**
+   * Bets and their wallet outcomes (issue 5): one key per player so a player's events stay in
+   * order; the wallet-saga, the settlement processor and the wallet projector consume it.
+   */
+  walletTransactions: {
+    base: 'wallet-transactions',
+    key: 'operator_id:user_id',
+    events: [
+      'BetPlaced',
+      'CallbackSucceeded',
+      'CallbackFailed',
+      'BetRejected',
+      'RollbackRequested',
+      'BetSettled',
+    ],
+    configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
+  },
+  /** Callbacks whose retries are used up (parked by the wallet-saga); `npm run wallet:replay` re-drives them. */
+  walletDeadLetter: {
+    base: 'wallet-transactions.dead-letter',
+    key: 'operator_id:user_id',
+    events: ['(the event whose callback was parked, with reason headers)'],
+    configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
+  },
+  /** Game access sessions (seed 001): SessionCreated, SessionOpened, SessionExpired, key = session id. */
+  accessSessions: {
+    base: 'access-sessions',
+    key: 'session id',
+    events: ['SessionCreated', 'SessionOpened', 'SessionExpired'],
+    configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
+  },
 } as const satisfies Record<string, TopicSpec>;
 
 export type TopicKey = keyof typeof TOPICS;

@@ -89,7 +89,7 @@ describe('migrations', () => {
     );
   });
 
-  it('keys rounds by (game_id, round_id) and checkpoints by (projection, topic, partition)', async () => {
+  it('keys rounds by (game_id, round_id), checkpoints by (projection, topic, partition), wallet rows by tx id', async () => {
     const keys = await sql<{ table_name: string; cols: string }[]>`
       select tc.table_name, string_agg(kcu.column_name, ',' order by kcu.ordinal_position) as cols
       from information_schema.table_constraints tc
@@ -98,11 +98,16 @@ describe('migrations', () => {
       where tc.table_schema = ${schema} and tc.constraint_type = 'PRIMARY KEY'
       group by tc.table_name order by tc.table_name`;
     expect(keys).toEqual([
+      { table_name: 'access_sessions', cols: 'session_id' },
       { table_name: 'api_keys', cols: 'key_id' },
+      { table_name: 'free_bets', cols: 'grant_id' },
       { table_name: 'games', cols: 'id' },
+      { table_name: 'operators', cols: 'operator_id' },
       { table_name: 'projection_checkpoints', cols: 'projection,topic,partition' },
       { table_name: 'rounds', cols: 'game_id,round_id' },
       { table_name: 'schema_migrations', cols: 'version' },
+      { table_name: 'wallet_balances', cols: 'operator_id,user_id,currency' },
+      { table_name: 'wallet_transactions', cols: 'tx_id' },
     ]);
   });
 });

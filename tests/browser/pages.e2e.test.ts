@@ -271,16 +271,19 @@ describe('demo pages in headless Chromium, through the gateway', () => {
         timeout: LIVE_TIMEOUT_MS,
       });
     }
-    // Every status the SSE page shows from now on, to prove its stream really dropped.
-    await sse.page.evaluate(() => {
-      const log: string[] = [];
-      (window as unknown as { __statusLog: string[] }).__statusLog = log;
-      const b = document.querySelector('#status b');
-      if (b) new MutationObserver(() => log.push(b.textContent ?? '')).observe(b, { childList: true });
-    });
+    // Every status each page shows from now on: the SSE page's proves its stream really dropped;
+    // the WebSocket page's holds the close code even when a reconnect replaces it at once.
+    for (const { page } of [ws, sse]) {
+      await page.evaluate(() => {
+        const log: string[] = [];
+        (window as unknown as { __statusLog: string[] }).__statusLog = log;
+        const b = document.querySelector('#status b');
+        if (b) new MutationObserver(() => log.push(b.textContent ?? '')).observe(b, { childList: true });
+      });
+    }
     const stopped = stack.stopOne('edge'); // SIGTERM: the edge drains, closing WebSockets with 1001
     await ws.page.waitForFunction(
-      () => document.querySelector('#status b')?.textContent?.includes('code 1001'),
+      () => (window as unknown as { __statusLog: string[] }).__statusLog.some((t) => t.includes('code 1001')),
       undefined,
       { timeout: LIVE_TIMEOUT_MS },
     );
