@@ -88,7 +88,8 @@ function ws(port: number, o: AttemptOptions): Promise<Attempt> {
 function http(port: number, path: string, o: AttemptOptions): Promise<Attempt> {
   return new Promise((resolve, reject) => {
     const req = get(
-      { host: '127.0.0.1', port, path: `${path}${queryOf(o)}`, headers: headersOf(o) },
+      // A fresh connection per attempt: a 431 closes its socket, which a keep-alive agent would reuse.
+      { host: '127.0.0.1', port, path: `${path}${queryOf(o)}`, headers: headersOf(o), agent: false },
       (res) => {
         const received: string[] = [];
         res.setEncoding('utf8');

@@ -116,6 +116,24 @@ describe('stream credentials (real broker)', () => {
     expect(a.status).toBe(want);
   });
 
+  // A credential far beyond any real one is refused before any stream opens: by the credential
+  // check (401 malformed) where the transport takes a 64 KiB header (uWebSockets.js, HTTP/2), by
+  // Node's 16 KiB HTTP/1 header limit (431) on SSE and the gRPC proxy. Each answer is pinned.
+  it.each([
+    ['ws', 4 * 1024, 401],
+    ['ws', 64 * 1024, 401],
+    ['sse', 4 * 1024, 401],
+    ['sse', 64 * 1024, 431],
+    ['grpc', 4 * 1024, 401],
+    ['grpc', 64 * 1024, 401],
+    ['grpc-proxy', 4 * 1024, 401],
+    ['grpc-proxy', 64 * 1024, 431],
+  ] as const)('%s: a %i-byte credential → %i, no stream', async (proto, size, want) => {
+    const a = await attempt(on, proto, { path: 'crash', credential: `tok_${'a'.repeat(size)}` });
+    a.close();
+    expect(a.status).toBe(want);
+  });
+
   it.each(['sse', 'grpc-proxy'] as const)(
     '%s: a same-origin page (Referer, no Origin) may use a public token',
     async (proto) => {
