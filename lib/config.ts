@@ -16,6 +16,9 @@
  * - API_TRUST_PROXY: comma-separated addresses/CIDRs of reverse proxies whose X-Forwarded-For the API
  *   believes, so the per-IP limit counts the browser, not the gateway (127.0.0.1,::1; `none` = no proxy).
  * - RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_MS: anonymous REST limit per IP (100 per 60000 ms, seed 000 "Limits").
+ * - RATE_LIMIT_REDIS_URL: `redis://[user:password@]host:port[/db]` (or `rediss://`) of a Redis shared by every
+ *   API node, so a key or IP has one budget across nodes; keys `<TOPIC_NAMESPACE>rate-limit:…`. Redis down: requests
+ *   pass unlimited (fail open, logged, metric). Empty: counters per process, N nodes allow N × the limit ('').
  * - PUBLIC_DIR: static demo pages (public/ of the repository).
  * - ROUND_SPEED: round cadence factor, 2 = twice as fast (1).
  * - ROUND_GAMES: comma-separated slugs the round engine runs (all four).
@@ -62,6 +65,30 @@
  * - AUTH_ADMIN_KEY: optional first admin key secret (`sk_live_` + 64 hex); empty: the API creates one at
  *   first start when no admin key exists and prints it once to stdout.
  * - AUTH_BATCH_MS: period of the API's batched `last_used_at` writes (5000 ms).
+ * - PUBLIC_BASE_URL: origin players reach the pages through, the start of every `game_url` of
+ *   POST /games/request-access (http://127.0.0.1:8080, the gateway).
+ * - WALLET_SAGA_HTTP_PORT: the wallet saga's /health, /ready, /metrics listener on API_HOST (8091; 0 = any).
+ * - WALLET_SAGA_GROUP: consumer group of the wallet saga on wallet-transactions (wallet-saga).
+ * - WALLET_SAGA_MAX_IN_FLIGHT: events admitted and not yet finished before the saga pauses its
+ *   consumer (backpressure) (256).
+ * - WALLET_SAGA_CACHE_MS: how long an operator's configuration row is cached (5000 ms).
+ * - WALLET_REPLAY_GROUP: consumer group `npm run wallet:replay` commits on the dead-letter topic
+ *   (wallet-replay).
+ * - SETTLEMENT_HTTP_PORT: the settlement processor's /health, /ready, /metrics listener on API_HOST (8092; 0 = any).
+ * - SETTLEMENT_GROUP: consumer group of the settlement processor on wallet-transactions and rounds (settlement).
+ * - BOTS_PLAYERS: simulated players run by services/bots (0 = none; `npm start` runs 6).
+ * - BOTS_API_URL: where the bots reach the API (http://API_HOST:API_PORT).
+ * - BOTS_OPERATOR_FILE: the default operator's credentials written by scripts/register-sandbox.ts
+ *   (.data/sandbox/operator.json).
+ * - BOTS_BET_INTERVAL_MS: mean pause between one bot's bets (4000 ms; each pause is 0.5x to 1.5x).
+ * - SANDBOX_HOST / SANDBOX_PORT: the reference operator wallet, services/operator-sandbox (127.0.0.1 / 8090;
+ *   0 = any free port). Its /_sandbox/* admin routes are unauthenticated: keep it on loopback.
+ * - SANDBOX_SIGNING_SECRET: the Standard Webhooks secret (`whsec_` + base64) callbacks must be signed with.
+ *   Empty: derived from 32 random bytes created once in SANDBOX_SECRET_FILE (never a fixed dev secret).
+ * - SANDBOX_SECRET_FILE: where a generated sandbox signing key is kept (.data/sandbox/signing-secret).
+ * - SANDBOX_DB_SCHEMA: Postgres schema of the sandbox's own ledger (sandbox).
+ * - SANDBOX_INITIAL_BALANCE: balance of an account at first sight, major units with at most two
+ *   decimals (1000.00).
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -104,6 +131,13 @@ const schema = z.object({
   API_TRUST_PROXY: csv.default(['127.0.0.1', '::1']),
   RATE_LIMIT_MAX: int(1, 10_000_000).default(100),
   RATE_LIMIT_WINDOW_MS: int(1000, 86_400_000).default(60_000),
+  RATE_LIMIT_REDIS_URL: z
+    .string()
+    .regex(
+      /^rediss?:\/\/([^\s@/]*@)?(\[[0-9a-fA-F:.]+\]|[^\s@/:[\]]+):\d{1,5}(\/\d{1,2})?$/,
+      'redis://[user:password@]host:port[/db]',
+    )
+    .default(''),
   PUBLIC_DIR: z
     .string()
     .min(1)
@@ -123,6 +157,31 @@ const schema = z.object({
   PROJECTOR_PORT: int(0, 65535).default(8082),
   PROJECTOR_GROUP: z.string().min(1).default('projector-rounds'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BOTS_PLAYERS: int(0, 1000).default(0),
+  BOTS_API_URL: upstreamUrl.optional(),
+  BOTS_OPERATOR_FILE: z
+    .string()
+    .min(1)
+    .default(resolve(HERE, '..', '.data', 'sandbox', 'operator.json')),
+  BOTS_BET_INTERVAL_MS: int(100, 600_000).default(4_000),
+  SANDBOX_HOST: z.string().min(1).default('127.0.0.1'),
+  SANDBOX_PORT: int(0, 65535).default(8090),
+  SANDBOX_SIGNING_SECRET: z
+    .string()
+    .regex(/^(whsec_[A-Za-z0-9+/]+={0,2})?$/, 'whsec_ followed by base64')
+    .default(''),
+  SANDBOX_SECRET_FILE: z
+    .string()
+    .min(1)
+    .default(resolve(HERE, '..', '.data', 'sandbox', 'signing-secret')),
+  SANDBOX_DB_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier')
+    .default('sandbox'),
+  SANDBOX_INITIAL_BALANCE: z
+    .string()
+    .regex(/^\d{1,13}(\.\d{1,2})?$/, 'a non-negative decimal with at most two decimals')
+    .default('1000.00'),
   EDGE_HOST: z.string().min(1).default('127.0.0.1'),
   EDGE_HTTP_PORT: int(0, 65535).default(8086),
   EDGE_WS_PORT: int(0, 65535).default(8087),
@@ -169,12 +228,41 @@ const schema = z.object({
     .regex(/^(sk_live_[0-9a-f]{64})?$/, 'sk_live_ followed by 64 lower-case hex characters')
     .default(''),
   AUTH_BATCH_MS: int(100, 600_000).default(5_000),
+  PUBLIC_BASE_URL: upstreamUrl.default('http://127.0.0.1:8080'),
+  WALLET_SAGA_HTTP_PORT: int(0, 65535).default(8091),
+  WALLET_SAGA_GROUP: z.string().min(1).default('wallet-saga'),
+  WALLET_SAGA_MAX_IN_FLIGHT: int(1, 100_000).default(256),
+  WALLET_SAGA_CACHE_MS: int(0, 3_600_000).default(5_000),
+  WALLET_REPLAY_GROUP: z.string().min(1).default('wallet-replay'),
+  SETTLEMENT_HTTP_PORT: int(0, 65535).default(8092),
+  SETTLEMENT_GROUP: z.string().min(1).default('settlement'),
 });
 
 type Raw = z.infer<typeof schema>;
 
 /** The validated configuration; deeply read-only. */
 export interface Config {
+  /** Simulated players (services/bots). */
+  readonly bots: {
+    readonly players: number;
+    /** API origin without a trailing slash. */
+    readonly apiUrl: string;
+    /** JSON file {operator_id, api_token} of the operator the bots play through. */
+    readonly operatorFile: string;
+    /** Mean pause between one bot's bets, ms. */
+    readonly betIntervalMs: number;
+  };
+  /** The reference operator wallet (services/operator-sandbox). */
+  readonly sandbox: {
+    readonly host: string;
+    readonly port: number;
+    /** `whsec_…`, or '' when the key comes from `secretFile`. */
+    readonly signingSecret: string;
+    readonly secretFile: string;
+    readonly dbSchema: string;
+    /** Balance of a new account, minor units. */
+    readonly initialBalanceMinor: number;
+  };
   readonly kafka: {
     readonly brokers: readonly string[];
     readonly topicNamespace: string;
@@ -189,6 +277,8 @@ export interface Config {
     readonly trustProxy: readonly string[];
     readonly rateLimitMax: number;
     readonly rateLimitWindowMs: number;
+    /** Shared rate-limit store (`redis://…`), or '' for per-process counters. */
+    readonly rateLimitRedisUrl: string;
     readonly publicDir: string;
   };
   readonly engine: {
@@ -247,6 +337,22 @@ export interface Config {
     readonly adminKey: string;
     readonly batchMs: number;
   };
+  /** services/wallet-saga and scripts/wallet-replay.ts (issue 5). */
+  readonly walletSaga: {
+    readonly httpPort: number;
+    readonly group: string;
+    readonly maxInFlight: number;
+    /** Operator configuration cache lifetime, ms. */
+    readonly cacheMs: number;
+    readonly replayGroup: string;
+  };
+  /** The settlement processor (services/settlement). */
+  readonly settlement: { readonly httpPort: number; readonly group: string };
+  /** Game access sessions (issue 5). */
+  readonly access: {
+    /** Origin of the player pages, without a trailing slash. */
+    readonly publicBaseUrl: string;
+  };
   readonly logLevel: Raw['LOG_LEVEL'];
 }
 
@@ -301,6 +407,7 @@ export function loadConfig(
       trustProxy: r.API_TRUST_PROXY.filter((a) => a !== 'none'),
       rateLimitMax: r.RATE_LIMIT_MAX,
       rateLimitWindowMs: r.RATE_LIMIT_WINDOW_MS,
+      rateLimitRedisUrl: r.RATE_LIMIT_REDIS_URL,
       publicDir: r.PUBLIC_DIR,
     },
     engine: {
@@ -354,6 +461,29 @@ export function loadConfig(
       adminKey: r.AUTH_ADMIN_KEY,
       batchMs: r.AUTH_BATCH_MS,
     },
+    bots: {
+      players: r.BOTS_PLAYERS,
+      apiUrl: (r.BOTS_API_URL ?? localOrigin(r.API_HOST, r.API_PORT)).replace(/\/$/, ''),
+      operatorFile: r.BOTS_OPERATOR_FILE,
+      betIntervalMs: r.BOTS_BET_INTERVAL_MS,
+    },
+    sandbox: {
+      host: r.SANDBOX_HOST,
+      port: r.SANDBOX_PORT,
+      signingSecret: r.SANDBOX_SIGNING_SECRET,
+      secretFile: r.SANDBOX_SECRET_FILE,
+      dbSchema: r.SANDBOX_DB_SCHEMA,
+      initialBalanceMinor: Math.round(Number(r.SANDBOX_INITIAL_BALANCE) * 100),
+    },
+    walletSaga: {
+      httpPort: r.WALLET_SAGA_HTTP_PORT,
+      group: r.WALLET_SAGA_GROUP,
+      maxInFlight: r.WALLET_SAGA_MAX_IN_FLIGHT,
+      cacheMs: r.WALLET_SAGA_CACHE_MS,
+      replayGroup: r.WALLET_REPLAY_GROUP,
+    },
+    settlement: { httpPort: r.SETTLEMENT_HTTP_PORT, group: r.SETTLEMENT_GROUP },
+    access: { publicBaseUrl: r.PUBLIC_BASE_URL.replace(/\/$/, '') },
     logLevel: r.LOG_LEVEL,
   });
 }

@@ -61,10 +61,15 @@ export async function migrate(sql: Sql, schema: string, dir: string = MIGRATIONS
 /**
  * `migrate`, retried while Postgres cannot be reached (npm start launches the database and the
  * services at once): 12 retries with 0.5–5 s backoff, about a minute in all. Any other error
- * (a bad migration) fails at once.
+ * (a bad migration) fails at once. `dir` as in `migrate` (the operator sandbox has its own).
  */
-export async function migrateWhenReachable(sql: Sql, schema: string, logger: Logger): Promise<number[]> {
-  return pRetry(() => migrate(sql, schema), {
+export async function migrateWhenReachable(
+  sql: Sql,
+  schema: string,
+  logger: Logger,
+  dir: string = MIGRATIONS_DIR,
+): Promise<number[]> {
+  return pRetry(() => migrate(sql, schema, dir), {
     retries: 12,
     minTimeout: 500,
     maxTimeout: 5000,

@@ -1,6 +1,7 @@
 /**
  * Projector process: reads config, applies pending migrations, makes sure its topics exist,
- * starts the rounds projector, the auth-keys projector (api_keys) and the rounds projector's ops
+ * starts the rounds projector, the auth-keys projector (api_keys), the wallet projector
+ * (wallet_transactions, wallet_balances) and the rounds projector's ops
  * HTTP endpoints (on API_HOST, PROJECTOR_PORT), and on SIGINT/SIGTERM stops consuming after the transaction in progress and disconnects.
  */
 
@@ -14,6 +15,7 @@ import { ensureTopics } from '../lib/topics.ts';
 import { buildAuthKeysProjector } from './auth-keys/projector.ts';
 import { startOpsServer } from './ops-http.ts';
 import { buildRoundsProjector } from './projector.ts';
+import { buildWalletProjector } from './wallet/projector.ts';
 
 const config = loadConfig();
 const logger = createLogger('projector', config.logLevel);
@@ -24,13 +26,15 @@ try {
   await migrateWhenReachable(sql, config.db.schema, logger);
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, config, ['rounds', 'roundsDeadLetter', 'authKeys']);
+  await ensureTopics(admin, config, ['rounds', 'roundsDeadLetter', 'authKeys', 'walletTransactions']);
   await admin.disconnect();
 
   const projector = buildRoundsProjector({ config, kafka, sql, logger });
   await projector.start();
   const keysProjector = buildAuthKeysProjector({ config, kafka, sql, logger });
   await keysProjector.start();
+  const walletProjector = buildWalletProjector({ config, kafka, sql, logger });
+  await walletProjector.start();
   const ops = await startOpsServer(projector, config.api.host, config.projector.port);
   logger.info({ port: ops.port }, 'projector listening');
 
@@ -38,6 +42,7 @@ try {
     ops.server.close();
     await projector.stop();
     await keysProjector.stop();
+    await walletProjector.stop();
     await sql.end({ timeout: 5 });
   });
 } catch (err) {

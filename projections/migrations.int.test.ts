@@ -98,6 +98,7 @@ describe('migrations', () => {
       where tc.table_schema = ${schema} and tc.constraint_type = 'PRIMARY KEY'
       group by tc.table_name order by tc.table_name`;
     expect(keys).toEqual([
+      { table_name: 'access_round_bets', cols: 'operator_id,user_id,round_id' },
       { table_name: 'access_sessions', cols: 'session_id' },
       { table_name: 'api_keys', cols: 'key_id' },
       { table_name: 'free_bets', cols: 'grant_id' },
@@ -106,6 +107,9 @@ describe('migrations', () => {
       { table_name: 'projection_checkpoints', cols: 'projection,topic,partition' },
       { table_name: 'rounds', cols: 'game_id,round_id' },
       { table_name: 'schema_migrations', cols: 'version' },
+      { table_name: 'settlement_bets', cols: 'tx_id' },
+      { table_name: 'settlement_outbox', cols: 'type,tx_id' },
+      { table_name: 'settlement_rounds', cols: 'game,round_id' },
       { table_name: 'wallet_balances', cols: 'operator_id,user_id,currency' },
       { table_name: 'wallet_transactions', cols: 'tx_id' },
     ]);

@@ -117,6 +117,8 @@ export async function createTestEnv(name: string, overrides: Record<string, stri
       const a = kafka.admin();
       await a.connect();
       await a.deleteTopics({ topics }).catch(() => {});
+      // projections/main.ts also creates wallet-transactions (wallet projector); a separate call, as it may not exist
+      await a.deleteTopics({ topics: [topicName(config, 'walletTransactions')] }).catch(() => {});
       await a.disconnect();
     },
   };

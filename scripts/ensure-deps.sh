@@ -9,7 +9,10 @@
 #     installed with apt-get when running as root, else the command to run is printed.
 #   - with --browser: Debian's chromium (/usr/bin/chromium) for the browser tests (tests/browser), which
 #     drive it with playwright-core; npm start does not need it, so only scripts/test.sh asks for it.
-# The local Postgres server is installed on demand by scripts/postgres.sh.
+#   - redis-server (with redis-cli) for the local Redis of scripts/redis.sh, the shared rate-limit store
+#     and its integration test: installed with apt-get when running as root, else the command is printed.
+# The local Postgres server is installed on demand by scripts/postgres.sh (and Redis by scripts/redis.sh
+# too, for a checkout that skips this script).
 set -euo pipefail
 # shellcheck source=scripts/_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/_common.sh"
@@ -75,6 +78,8 @@ if [[ -z "${KAFKA_BROKERS:-}" ]]; then
   fi
   command -v mvn >/dev/null || apt_install mvn maven
 fi
+
+if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then apt_install redis-server redis-server; fi
 
 # The compose check (tests/compose.e2e.test.ts) validates docker-compose.yml with a Compose
 # implementation when one exists; Debian's docker-compose needs no container engine for `config`.

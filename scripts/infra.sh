@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Local infrastructure: Kafka (scripts/kafka.sh) and Postgres (scripts/postgres.sh).
+# Local infrastructure: Kafka (scripts/kafka.sh), Postgres (scripts/postgres.sh) and Redis
+# (scripts/redis.sh: the optional shared rate-limit store, RATE_LIMIT_REDIS_URL, and its tests).
 #
 #   bash scripts/infra.sh up|down|status
 #
-# up:     starts both (idempotent), creates the project's topics and applies the migrations.
-# down:   stops both. With INFRA_OWNED_FILE set, stops only the components listed in that file
+# up:     starts all three (idempotent), creates the project's topics and applies the migrations.
+# down:   stops all three. With INFRA_OWNED_FILE set, stops only the components listed in that file
 #         (start.sh and test.sh use it to stop only what they started).
-# status: exit 0 when both answer, 3 otherwise.
+# status: exit 0 when all answer, 3 otherwise.
 # External KAFKA_BROKERS / DATABASE_URL are honoured: those are used, never started or stopped.
 set -euo pipefail
 # shellcheck source=scripts/_common.sh
@@ -24,21 +25,24 @@ up() {
   ensure_tsx infra
   bash "$ROOT/scripts/postgres.sh" start
   bash "$ROOT/scripts/kafka.sh" start
+  bash "$ROOT/scripts/redis.sh" start
   setup_env "$TSX" "$ROOT/scripts/create-topics.ts" || die infra "topic creation failed"
   setup_env "$TSX" "$ROOT/scripts/migrate.ts" || die infra "migrations failed"
-  say infra "up: kafka ${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-19092}}, postgres ${DATABASE_URL:+(DATABASE_URL)}${DATABASE_URL:-127.0.0.1:${PGPORT:-55432}}"
+  say infra "up: kafka ${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-19092}}, postgres ${DATABASE_URL:+(DATABASE_URL)}${DATABASE_URL:-127.0.0.1:${PGPORT:-55432}}, redis 127.0.0.1:${REDIS_PORT:-56379}"
 }
 
 down() {
-  local stop_kafka=1 stop_pg=1
+  local stop_kafka=1 stop_pg=1 stop_redis=1
   if [[ -n "${INFRA_OWNED_FILE:-}" ]]; then
     grep -qx kafka "$INFRA_OWNED_FILE" 2>/dev/null || stop_kafka=0
     grep -qx postgres "$INFRA_OWNED_FILE" 2>/dev/null || stop_pg=0
-    ((stop_kafka || stop_pg)) || say infra "this run started nothing; leaving kafka and postgres as they are"
+    grep -qx redis "$INFRA_OWNED_FILE" 2>/dev/null || stop_redis=0
+    ((stop_kafka || stop_pg || stop_redis)) || say infra "this run started nothing; leaving kafka, postgres and redis as they are"
   fi
   local rc=0
   if ((stop_kafka)); then bash "$ROOT/scripts/kafka.sh" stop || rc=1; fi
   if ((stop_pg)); then bash "$ROOT/scripts/postgres.sh" stop || rc=1; fi
+  if ((stop_redis)); then bash "$ROOT/scripts/redis.sh" stop || rc=1; fi
   return "$rc"
 }
 
@@ -46,6 +50,7 @@ status() {
   local rc=0
   bash "$ROOT/scripts/kafka.sh" status || rc=3
   bash "$ROOT/scripts/postgres.sh" status || rc=3
+  bash "$ROOT/scripts/redis.sh" status || rc=3
   return "$rc"
 }
 

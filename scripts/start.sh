@@ -41,6 +41,8 @@ service_env=(
   KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-19092}}"
   DATABASE_URL="${DATABASE_URL:-postgres://casino:casino@127.0.0.1:${PGPORT:-55432}/casino}"
   KAFKAJS_NO_PARTITIONER_WARNING=1
+  # Simulated players betting through the operator sandbox (issue 5); BOTS_PLAYERS=0 turns them off.
+  BOTS_PLAYERS="${BOTS_PLAYERS:-6}"
 )
 
 api_url="http://${GATEWAY_HOST:-127.0.0.1}:${GATEWAY_PORT:-8080}/"
@@ -59,17 +61,24 @@ banner
 # The WebTransport edge needs a certificate: a short-lived self-signed one for development
 # (regenerated when missing or near expiry) unless WT_CERT_FILE/WT_KEY_FILE name a real one.
 if [[ -z "${WT_CERT_FILE:-}" ]]; then bash scripts/dev-cert.sh >/dev/null; fi
+# The operator sandbox is the default operator of the main job: register it (idempotent) so the bots
+# and anyone trying request-access by hand have a bearer in .data/sandbox/operator.json.
+env "${service_env[@]}" node --import tsx scripts/register-sandbox.ts
 
 setsid env "${service_env[@]}" node_modules/.bin/concurrently \
-  --names round-engine,projector,api,edge,edge-wt,gateway \
-  --prefix-colors blue,magenta,green,cyan,yellow,white \
+  --names round-engine,projector,api,edge,edge-wt,gateway,sandbox,settlement,wallet-saga,bots \
+  --prefix-colors blue,magenta,green,cyan,yellow,white,gray,red,green,gray \
   --kill-signal SIGTERM \
   "node --import tsx services/round-engine/main.ts" \
   "node --import tsx projections/main.ts" \
   "node --import tsx services/api/main.ts" \
   "node --import tsx services/edge/main.ts" \
   "node_modules/.bin/deno run --unstable-net --allow-net --allow-read --allow-write=.data --allow-env --allow-sys services/edge-webtransport/main.ts" \
-  "node --import tsx services/gateway/main.ts" &
+  "node --import tsx services/gateway/main.ts" \
+  "node --import tsx services/operator-sandbox/main.ts" \
+  "node --import tsx services/settlement/main.ts" \
+  "node --import tsx services/wallet-saga/main.ts" \
+  "node --import tsx services/bots/main.ts" &
 services_pid=$!
 
 # Repeat the address once the API answers, since service logs scroll the first banner away.

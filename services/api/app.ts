@@ -3,9 +3,10 @@
  * `app.inject()`; main.ts calls `listen`). Layout:
  * - root: CORS, error and 404 handling, metrics, OpenAPI, /health, /ready, static demo pages at /
  * - /api/* scope: the per-IP rate limit (seed 000 "Limits": 100 a minute) and the rounds routes.
+ * - the session API of issue 5 (access/routes.ts: /admin/operators, /games*, /sessions/*, /play/*)
+ *   when `auth` is given, with RFC 7807 problem JSON errors.
  *   Static pages, /health, /ready, /metrics and /openapi.json are outside it (docs/decisions.md).
  */
-import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Producer } from 'kafkajs';
@@ -13,14 +14,16 @@ import type { KeyTable } from '../../lib/auth/key-table.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db.ts';
 import { type Logger, redactUrl } from '../../lib/logger.ts';
+import { accessRoutes } from './access/routes.ts';
 import { authHook, LastUsed } from './auth/guard.ts';
 import { authRoutes } from './auth/routes.ts';
 import { registerCors } from './cors.ts';
-import { errorBodySchema, RateLimitedError, replyForError } from './errors.ts';
+import { errorBodySchema, problemBodySchema, replyForError } from './errors.ts';
 import { healthRoutes, READY_TIMEOUT_MS } from './health/routes.ts';
 import { ingestRoutes } from './ingest/routes.ts';
 import { registerMetrics } from './metrics/metrics.ts';
 import { registerOpenApi } from './openapi.ts';
+import { registerRateLimit } from './rate-limit.ts';
 import { createRoundsQueries } from './rounds/queries.ts';
 import { roundsRoutes } from './rounds/routes.ts';
 
@@ -54,6 +57,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   });
 
   app.addSchema(errorBodySchema);
+  app.addSchema(problemBodySchema);
   app.setErrorHandler((err, req, reply) => {
     const { status, body } = replyForError(err);
     if (status === 500) req.log.error({ err }, 'request failed');
@@ -79,21 +83,17 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     // Before the rate limit's own onRequest hook, so the limit can count per key.
     if (auth)
       api.addHook('onRequest', authHook({ table: auth.table, requireApi: config.auth.requireApi, lastUsed }));
-    await api.register(rateLimit, {
-      global: true,
-      // Per key when authenticated (the key's rate_limit per window), else per IP (RATE_LIMIT_MAX).
-      // Counters are per process: see docs/decisions.md "Rate limits across API nodes".
-      keyGenerator: (req) => (req.principal ? `key:${req.principal.keyId}` : req.ip),
-      max: (req) => req.principal?.rateLimit ?? config.api.rateLimitMax,
-      timeWindow: config.api.rateLimitWindowMs,
-      errorResponseBuilder: (_req, ctx) => new RateLimitedError(Math.ceil(ctx.ttl / 1000)),
-    });
+    // Per key or per IP; counters per process or in Redis (RATE_LIMIT_REDIS_URL): rate-limit.ts.
+    await registerRateLimit(api, config);
     await api.register(roundsRoutes(createRoundsQueries(sql)));
     if (auth) {
       await api.register(authRoutes({ config, sql, table: auth.table, producer: auth.producer, lastUsed }));
       await api.register(ingestRoutes({ config, sql, producer: auth.producer }));
     }
   });
+
+  // The session API of issue 5 (problem JSON errors, outside the /api per-IP limit: access/routes.ts).
+  if (auth) await app.register(accessRoutes({ config, sql, producer: auth.producer, table: auth.table }));
 
   await app.register(fastifyStatic, { root: config.api.publicDir, prefix: '/' });
   return app;

@@ -54,6 +54,27 @@ export class ConflictError extends AppError {
   }
 }
 
+/** A resource that existed but is used up for good (a spent or expired game URL, seed 001); 410. */
+export class GoneError extends AppError {
+  constructor(code: string, message: string) {
+    super(code, message);
+  }
+}
+
+/** The player's (virtual) balance does not cover the stake; 402. */
+export class InsufficientFundsError extends AppError {
+  constructor(message: string) {
+    super('INSUFFICIENT_FUNDS', message);
+  }
+}
+
+/** An operator's callback failed or answered something unusable; 502. */
+export class BadGatewayError extends AppError {
+  constructor(message: string, cause?: unknown) {
+    super('OPERATOR_UNAVAILABLE', message, { cause });
+  }
+}
+
 /** Error texts fixed by seed 000 ("Errors"). */
 export const RATE_LIMITED_TEXT = 'Too many requests, please slow down';
 export const INTERNAL_TEXT = 'Internal Server Error';
@@ -93,7 +114,9 @@ export interface ErrorReply {
  * failures get the fixed seed texts so no internal detail leaks.
  * - InvalidInputError and fastify schema-validation errors → 400
  * - AuthError → 401/403 with `reason`; ConflictError → 409
- * - NotFoundError → 404; RateLimitedError → 429
+ * - NotFoundError → 404; GoneError → 410; InsufficientFundsError → 402
+ * - BadGatewayError → 502 with its own message (it names the operator's failure, nothing internal)
+ * - RateLimitedError → 429
  * - UnavailableError or a database connection error (lib/db.ts isConnectionError) → 503
  * - other 4xx errors raised by fastify itself (e.g. 415, 413) → their status and message
  * - anything else → 500
@@ -107,6 +130,9 @@ export function replyForError(err: unknown): ErrorReply {
   }
   if (err instanceof ConflictError) return { status: 409, body: body(err.message) };
   if (err instanceof NotFoundError) return { status: 404, body: body(err.message) };
+  if (err instanceof GoneError) return { status: 410, body: body(err.message) };
+  if (err instanceof InsufficientFundsError) return { status: 402, body: body(err.message) };
+  if (err instanceof BadGatewayError) return { status: 502, body: body(err.message) };
   if (err instanceof RateLimitedError) return { status: 429, body: body(RATE_LIMITED_TEXT) };
   if (err instanceof UnavailableError || isConnectionError(err)) {
     return { status: 503, body: body(UNAVAILABLE_TEXT) };
@@ -118,4 +144,71 @@ export function replyForError(err: unknown): ErrorReply {
     return { status: sc, body: body(fe.message) };
   }
   return { status: 500, body: body(INTERNAL_TEXT) };
+}
+
+/** RFC 7807 problem details: the error body of the session API (DESIGN.md "Contracts the seeds leave open"). */
+export interface ProblemBody {
+  /** `about:blank`, or `urn:casino:problem:<code>` for errors of the application. */
+  type: string;
+  /** The HTTP reason phrase of `status`. */
+  title: string;
+  status: number;
+  detail: string;
+  /** Stable code of the application error (e.g. LAUNCH_USED), when there is one. */
+  code?: string;
+  /** Why a credential was refused (401/403 only). */
+  reason?: string;
+}
+
+/** JSON schema of {@link ProblemBody}, registered once as a shared schema for OpenAPI. */
+export const problemBodySchema = {
+  $id: 'Problem',
+  type: 'object',
+  description: 'RFC 7807 problem details (application/problem+json) of every session-API error.',
+  required: ['type', 'title', 'status', 'detail'],
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    code: { type: 'string' },
+    reason: { type: 'string' },
+  },
+} as const;
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+};
+
+/**
+ * The same mapping as {@link replyForError}, as RFC 7807 problem details (the session API of
+ * issue 5). Server-side failures keep the fixed texts, so nothing internal leaks here either.
+ */
+export function problemForError(err: unknown): { status: number; body: ProblemBody } {
+  const { status, body } = replyForError(err);
+  const code = err instanceof AppError && status < 500 ? err.code : undefined;
+  return {
+    status,
+    body: {
+      type: code ? `urn:casino:problem:${code.toLowerCase().replaceAll('_', '-')}` : 'about:blank',
+      title: TITLES[status] ?? (status < 500 ? 'Bad Request' : 'Internal Server Error'),
+      status,
+      // The seed-000 401 body says only "Unauthorized"; problem JSON carries the reason in detail.
+      detail: err instanceof AuthError ? err.message : body.error,
+      ...(code ? { code } : {}),
+      ...(body.reason ? { reason: body.reason } : {}),
+    },
+  };
 }

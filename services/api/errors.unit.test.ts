@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, UnavailableError } from '../../lib/errors.ts';
-import { InvalidInputError, NotFoundError, RateLimitedError, replyForError } from './errors.ts';
+import {
+  AuthError,
+  BadGatewayError,
+  GoneError,
+  InsufficientFundsError,
+  InvalidInputError,
+  NotFoundError,
+  problemForError,
+  RateLimitedError,
+  replyForError,
+} from './errors.ts';
 
 describe('replyForError', () => {
   it.each([
@@ -49,5 +59,31 @@ describe('replyForError', () => {
     ],
   ])('maps %s to %i', (_case, err, status, text) => {
     expect(replyForError(err)).toEqual({ status, body: { error: text, success: false } });
+  });
+});
+
+describe('problemForError (session API, RFC 7807)', () => {
+  it.each([
+    [new GoneError('LAUNCH_USED', 'used'), 410, 'Gone', 'urn:casino:problem:launch-used', 'used'],
+    [
+      new InsufficientFundsError('short'),
+      402,
+      'Payment Required',
+      'urn:casino:problem:insufficient-funds',
+      'short',
+    ],
+    [new BadGatewayError('down'), 502, 'Bad Gateway', 'about:blank', 'down'],
+    [
+      new AuthError(401, 'missing', 'a bearer is required'),
+      401,
+      'Unauthorized',
+      'urn:casino:problem:unauthorized',
+      'a bearer is required',
+    ],
+    [new Error('boom'), 500, 'Internal Server Error', 'about:blank', 'Internal Server Error'],
+  ])('%s → %i', (err, status, title, type, detail) => {
+    const p = problemForError(err);
+    expect(p.status).toBe(status);
+    expect(p.body).toMatchObject({ status, title, type, detail });
   });
 });

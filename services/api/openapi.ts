@@ -31,6 +31,12 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'rounds', description: 'Games, latest results and history' },
         { name: 'ops', description: 'Liveness and readiness' },
         { name: 'auth', description: 'API keys, tokens and scopes (X-API-Key or Authorization: Bearer)' },
+        { name: 'operators', description: 'Operators registry (admin API key)' },
+        {
+          name: 'sessions',
+          description: 'Game access sessions (seed 001; operator bearer; RFC 7807 errors)',
+        },
+        { name: 'play', description: 'Player game page: open the game URL, balance, bets (player bearer)' },
       ],
     },
     // Shared schemas keep their $id as their name under components.schemas.

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Config, loadConfig } from '../../lib/config.ts';
 import { createSql, type Sql } from '../../lib/db.ts';
 import { type GameSlug, gameBySlug } from '../../lib/games.ts';
-import { createLogger } from '../../lib/logger.ts';
+import { createLogger, type Logger } from '../../lib/logger.ts';
 import { migrate } from '../../lib/migrate.ts';
 import { buildApi } from './app.ts';
 
@@ -21,11 +21,12 @@ export interface TestApi {
 
 /**
  * Builds the API against `t_api_<random>` with the migrations applied, unless `migrated` is
- * false (for a database that cannot be reached). `overrides` are lib/config.ts settings.
+ * false (for a database that cannot be reached). `overrides` are lib/config.ts settings; `logger`
+ * replaces the silent one (tests that check log lines).
  */
 export async function startTestApi(
   overrides: Record<string, string | number> = {},
-  options: { migrated?: boolean; readyTimeoutMs?: number } = {},
+  options: { migrated?: boolean; readyTimeoutMs?: number; logger?: Logger } = {},
 ): Promise<TestApi> {
   const schema = `t_api_${randomBytes(4).toString('hex')}`;
   const config = loadConfig(process.env, { DATABASE_SCHEMA: schema, LOG_LEVEL: 'silent', ...overrides });
@@ -35,7 +36,7 @@ export async function startTestApi(
   const app = await buildApi({
     config,
     sql,
-    logger: createLogger('api-test', config.logLevel),
+    logger: options.logger ?? createLogger('api-test', config.logLevel),
     ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }),
   });
   return {

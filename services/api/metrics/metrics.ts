@@ -7,12 +7,20 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This app's registry (GET /metrics), for metrics registered by other parts of the app. */
+    metricsRegistry: Registry;
+  }
+}
+
 /** Seconds; spans a cached read (sub-ms) to a database timeout (5 s connect timeout). */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** Adds the duration hook to `app` itself (so it sees every route and 404) and GET /metrics. */
 export function registerMetrics(app: FastifyInstance): void {
   const register = new Registry();
+  app.decorate('metricsRegistry', register);
   collectDefaultMetrics({ register });
   const duration = new Histogram({
     name: 'http_request_duration_seconds',

@@ -1,0 +1,183 @@
+/**
+ * Player game page (issue 5): opens the session with the one-time launch code of the game URL
+ * (POST /play/open; a second open of the URL is refused with 410), shows the balance (GET
+ * /play/balance: the operator's Balance callback, or the virtual balance of a demo session), the
+ * live round of the game over SSE, and places bets (POST /play/bets), following each one
+ * (GET /play/bets/:tx) until it is settled, rejected or cancelled.
+ */
+import { el, setStatus } from '../common.js';
+import { connect } from '../transports.js';
+
+const $ = (id) => document.getElementById(id);
+const status = $('status');
+const STORE = 'casino.play';
+const POLL_MS = 1000;
+let token = null;
+let session = null;
+let nextRound = null;
+
+/** Problem JSON (RFC 7807) or any JSON error to one line. */
+async function problemText(res) {
+  try {
+    const b = await res.json();
+    return b.detail || b.title || b.error?.message || b.error || `HTTP ${res.status}`;
+  } catch {
+    return `HTTP ${res.status}`;
+  }
+}
+
+async function call(method, path, body) {
+  const res = await fetch(path, {
+    method,
+    headers: {
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      ...(body ? { 'Content-Type': 'application/json' } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
+    cache: 'no-store',
+  });
+  if (!res.ok) throw Object.assign(new Error(await problemText(res)), { status: res.status });
+  return res.status === 204 ? null : res.json();
+}
+
+/** The player session of this tab: from sessionStorage (a reload), else by consuming the launch code. */
+async function open() {
+  const launch = new URLSearchParams(location.search).get('launch');
+  const saved = JSON.parse(sessionStorage.getItem(STORE) || 'null');
+  if (saved && (!launch || saved.launch === launch)) return saved;
+  if (!launch) throw new Error('This page is opened through a game URL from your operator.');
+  const opened = await call('POST', '/play/open', { launch });
+  const state = { launch, token: opened.player_token, session: opened.session };
+  sessionStorage.setItem(STORE, JSON.stringify(state));
+  history.replaceState(null, '', location.pathname); // the code is spent: keep it out of the bar
+  return state;
+}
+
+async function refreshBalance() {
+  try {
+    const b = await call('GET', '/play/balance');
+    $('balance').textContent = `${b.balance} ${b.currency}`;
+  } catch (err) {
+    $('balance').textContent = `unavailable (${err.message})`;
+  }
+}
+
+const SELECTIONS = {
+  crash: () =>
+    `<label>Auto cash-out <input id="sel" type="number" min="1.01" step="0.01" value="2.00" required></label>`,
+  double: () =>
+    '<label>Colour <select id="sel"><option>red</option><option>black</option><option>white</option></select></label>',
+  slot: () => '<span>One spin</span>',
+  'wall-street': () =>
+    '<label>Trend <select id="sel"><option>up</option><option>down</option></select></label>',
+};
+
+function selection() {
+  const v = $('sel')?.value;
+  switch (session.game) {
+    case 'crash':
+      return { auto_cashout: Number(v).toFixed(2) };
+    case 'double':
+      return { color: v };
+    case 'wall-street':
+      return { trend: v };
+    default:
+      return {};
+  }
+}
+
+function betRow(txId, roundId, amount) {
+  const tr = el('tr');
+  tr.dataset.tx = String(txId);
+  for (const text of [String(txId), String(roundId), amount, 'pending', '']) tr.append(el('td', '', text));
+  $('bets').prepend(tr);
+  return tr;
+}
+
+/** Follows a bet until its row is final; updates the table and the balance. */
+async function follow(txId, tr) {
+  for (;;) {
+    await new Promise((r) => setTimeout(r, POLL_MS));
+    let rows;
+    try {
+      rows = (await call('GET', `/play/bets/${txId}`)).transactions ?? [];
+    } catch (err) {
+      if (err.status === 404) continue; // not projected yet
+      tr.cells[3].textContent = err.message;
+      return;
+    }
+    const bet = rows.find((r) => r.kind === 'bet' || r.transactionType === 'bet') ?? rows[0];
+    if (!bet) continue;
+    const st = bet.status ?? bet.transactionStatus;
+    const round = bet.round_status ?? bet.roundStatus;
+    const win = rows.find((r) => (r.kind ?? r.transactionType) === 'win');
+    tr.cells[3].textContent = st;
+    tr.cells[4].textContent = round === 'won' && win ? `won ${win.amount}` : round;
+    tr.className = round;
+    if (st === 'rejected' || round === 'lost' || round === 'cancelled' || (round === 'won' && win)) {
+      await refreshBalance();
+      if (round !== 'won' || (win.status ?? win.transactionStatus) === 'succeeded' || session.demo) return;
+    }
+  }
+}
+
+async function placeBet(ev) {
+  ev.preventDefault();
+  $('bet-error').textContent = '';
+  const amount = Number($('amount').value);
+  const body = { amount, selection: selection(), ...($('free').checked ? { free: true } : {}) };
+  if (nextRound !== null) body.round_id = String(nextRound);
+  try {
+    const placed = await call('POST', '/play/bets', body);
+    const tr = betRow(placed.tx_id, placed.round_id, amount.toFixed(2));
+    await refreshBalance();
+    void follow(placed.tx_id, tr);
+  } catch (err) {
+    $('bet-error').textContent = err.message;
+  }
+}
+
+function showLive() {
+  connect(
+    'sse',
+    { kind: 'game', value: session.game },
+    {
+      onState: (level, text) => setStatus(status, level, text),
+      onRound: (round) => {
+        $('last-result').textContent = String(
+          round.extras?.point ??
+            round.extras?.color ??
+            round.extras?.multiplier ??
+            round.extras?.trending ??
+            '?',
+        );
+        $('last-round').textContent = String(round.round_id);
+        nextRound = Number(round.round_id) + 1;
+        $('next-round').textContent = String(nextRound);
+      },
+    },
+  );
+}
+
+async function main() {
+  try {
+    const state = await open();
+    token = state.token;
+    session = state.session;
+  } catch (err) {
+    setStatus(status, 'error', err.status === 410 ? 'Link already used' : 'Cannot open the game');
+    $('fatal').textContent = err.message;
+    return;
+  }
+  $('game-name').textContent = session.game;
+  $('username').textContent = session.username;
+  $('mode').textContent = session.demo ? 'demo (virtual balance)' : `real money · ${session.currency}`;
+  if (session.avatar_url) Object.assign($('avatar'), { src: session.avatar_url, hidden: false });
+  $('selection').innerHTML = SELECTIONS[session.game]?.() ?? '';
+  for (const id of ['player', 'live', 'betting', 'history']) $(id).hidden = false;
+  $('bet-form').addEventListener('submit', placeBet);
+  await refreshBalance();
+  showLive();
+}
+
+void main();

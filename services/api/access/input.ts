@@ -1,0 +1,154 @@
+/**
+ * Input rules of the session API (issue 5), as zod schemas. They validate in the handlers (the
+ * app's shared ajv coerces types, so `"12"` would pass as a number; here a wrong type is a 400)
+ * and, converted with `z.toJSONSchema`, describe the routes in /openapi.json.
+ * Defaults and bounds the seed leaves open are in docs/decisions.md "Issue 5".
+ */
+import { z } from 'zod';
+import { CURRENCIES, toMinor } from '../../../lib/wallet/money.ts';
+import { InvalidInputError } from '../errors.ts';
+
+/** expires_in_minutes bounds and default (docs/decisions.md "Issue 5"). */
+export const EXPIRES_IN_MINUTES = { min: 1, max: 1440, default: 30 } as const;
+/** Largest stake, balance or free-bet value accepted, in major units. */
+export const MAX_AMOUNT = 1_000_000;
+
+const text = (max: number) => z.string().min(1).max(max);
+
+/** A major-unit amount: a finite JSON number, at most two decimals, 0 (when `allowZero`) or more. */
+const money = (allowZero: boolean) =>
+  z
+    .number()
+    .refine((n) => Number.isFinite(n), 'must be a finite number')
+    .refine((n) => (allowZero ? n >= 0 : n > 0), allowZero ? 'must not be negative' : 'must be positive')
+    .refine((n) => n <= MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`)
+    .refine((n) => toMinor(n) !== undefined, 'must have at most two decimals');
+
+const httpUrl = z
+  .string()
+  .max(2048)
+  .refine((s) => /^https?:\/\//.test(s) && URL.canParse(s), 'must be an http(s) URL');
+
+/** Body of POST /games/request-access (seed 001 "Session request"). */
+export const requestAccessBody = z
+  .object({
+    game: text(64),
+    user_id: text(128),
+    username: text(128),
+    avatar_url: httpUrl.optional(),
+    lang: z
+      .string()
+      .regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$/, 'must be a language tag like "en" or "pt-BR"')
+      .optional(),
+    currency: z.enum(CURRENCIES).default('USD'),
+    balance: money(true).optional(),
+    extra_data: z.string().max(4096).optional(),
+    demo: z.boolean().default(false),
+    demo_session: z.boolean().default(false),
+    expires_in_minutes: z
+      .number()
+      .int()
+      .min(EXPIRES_IN_MINUTES.min)
+      .max(EXPIRES_IN_MINUTES.max)
+      .default(EXPIRES_IN_MINUTES.default),
+  })
+  .strict();
+export type RequestAccessBody = z.infer<typeof requestAccessBody>;
+
+const path = z
+  .string()
+  .max(256)
+  .regex(/^\/[A-Za-z0-9._~\-/]*$/, 'must be an absolute path like /wallet/bet');
+
+/** Body of POST /admin/operators. Defaults: the sandbox's paths, 10 s timeout, 8 retries 0.5..60 s ×2. */
+export const createOperatorBody = z
+  .object({
+    name: text(128),
+    callback_form: z.enum(['A', 'B']),
+    base_url: httpUrl.refine((s) => !/[?#]/.test(s), 'must not carry a query or fragment'),
+    bet_path: path.default('/wallet/bet'),
+    win_path: path.default('/wallet/win'),
+    balance_path: path.default('/wallet/balance'),
+    rollback_path: path.default('/wallet/rollback'),
+    timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
+    retry_policy: z
+      .object({
+        retries: z.number().int().min(0).max(100).default(8),
+        minTimeoutMs: z.number().int().min(1).max(3_600_000).default(500),
+        maxTimeoutMs: z.number().int().min(1).max(86_400_000).default(60_000),
+        factor: z.number().min(1).max(10).default(2),
+      })
+      .strict()
+      .refine((p) => p.maxTimeoutMs >= p.minTimeoutMs, 'maxTimeoutMs must be >= minTimeoutMs')
+      .default({ retries: 8, minTimeoutMs: 500, maxTimeoutMs: 60_000, factor: 2 }),
+  })
+  .strict();
+export type CreateOperatorBody = z.infer<typeof createOperatorBody>;
+
+/** Body of POST /play/open. */
+export const openBody = z.object({ launch: text(128) }).strict();
+
+/** A round id as a JSON integer or a decimal string (the page sends strings). */
+const roundIdInput = z
+  .union([z.number(), z.string().regex(/^\d{1,16}$/, 'must be a decimal integer')])
+  .transform((v) => Number(v))
+  .pipe(z.number().int().positive().max(Number.MAX_SAFE_INTEGER));
+
+/** Body of POST /play/bets; `selection` is checked against the session's game by bets.ts. */
+export const betBody = z
+  .object({
+    amount: money(false).optional(),
+    round_id: roundIdInput.optional(),
+    selection: z.record(z.string(), z.unknown()),
+    free: z.boolean().default(false),
+  })
+  .strict()
+  .refine((b) => b.free || b.amount !== undefined, { message: 'amount is required', path: ['amount'] });
+export type BetBody = z.infer<typeof betBody>;
+
+/** Body of POST /games/free-bets (issue 5: Redeem Free Bet). */
+export const freeBetBody = z
+  .object({
+    game_slug: text(64),
+    user_id: text(128),
+    quantity: z.number().int().min(1).max(10_000),
+    value: money(false),
+    currency: z.enum(CURRENCIES),
+    expires_at: z.iso.datetime({ offset: true }),
+    bonus_code: text(64).optional(),
+  })
+  .strict();
+export type FreeBetBody = z.infer<typeof freeBetBody>;
+
+const pageInt = (max: number, def: number) =>
+  z
+    .string()
+    .regex(/^\d{1,6}$/, 'must be a positive integer')
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(max))
+    .default(def);
+
+/** Query of GET /sessions/:sessionId/transactions: pageSize 1..100 (20), pageNumber from 1 (1). */
+export const pageQuery = z.object({ pageSize: pageInt(100, 20), pageNumber: pageInt(100_000, 1) });
+
+/**
+ * Parses `value` with `schema`.
+ * @throws InvalidInputError (400) naming the first offending field and rule.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const r = schema.safeParse(value ?? undefined);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const where = issue && issue.path.length > 0 ? issue.path.join('.') : what;
+  const message =
+    issue?.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue?.message;
+  throw new InvalidInputError('INVALID_INPUT', `${where}: ${message ?? 'invalid'}`);
+}
+
+/** The JSON schema of `schema` for a route's OpenAPI description (input side, OpenAPI 3.0). */
+export function docSchema(schema: z.ZodType): Record<string, unknown> {
+  return z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
+}

@@ -1,0 +1,86 @@
+/**
+ * The operators registry (issue 5 item 1), admin only: POST /admin/operators creates an operator
+ * and shows its bearer `api_token` once (only its SHA-256 is stored) and its Standard Webhooks
+ * `signing_secret` (stored: the wallet-saga signs every callback with it); GET lists or reads
+ * operators without secrets; DELETE disables one (its token stops working; rows referencing it stay).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { KeyLookup } from '../../../lib/auth/key-table.ts';
+import type { Sql } from '../../../lib/db.ts';
+import { NotFoundError } from '../errors.ts';
+import { type OperatorRow, requireAdmin } from './guards.ts';
+import { createOperatorBody, parseInput } from './input.ts';
+import { adminSchemas } from './schemas.ts';
+import { newOperatorId, newOperatorToken, newSigningSecret, sha256 } from './secrets.ts';
+
+/** An operator as the admin routes show it: everything but the token hash and the signing secret. */
+export function operatorView(o: OperatorRow) {
+  return {
+    operator_id: o.operator_id,
+    name: o.name,
+    callback_form: o.callback_form,
+    base_url: o.base_url,
+    bet_path: o.bet_path,
+    win_path: o.win_path,
+    balance_path: o.balance_path,
+    rollback_path: o.rollback_path,
+    timeout_ms: o.timeout_ms,
+    retry_policy: o.retry_policy,
+    created_at: o.created_at.toISOString(),
+    disabled_at: o.disabled_at?.toISOString() ?? null,
+  };
+}
+
+/** Registers the four admin routes on `app`. */
+export function operatorRoutes(
+  app: FastifyInstance,
+  deps: { sql: Sql; table: KeyLookup; now: () => number },
+) {
+  const { sql, table, now } = deps;
+  const byId = async (id: string): Promise<OperatorRow> => {
+    const [o] = await sql<OperatorRow[]>`select * from operators where operator_id = ${id}`;
+    if (!o) throw new NotFoundError('OPERATOR_NOT_FOUND', `no operator ${id}`);
+    return o;
+  };
+
+  app.post('/admin/operators', { schema: adminSchemas.create }, async (req, reply) => {
+    requireAdmin(table, req, now());
+    const b = parseInput(createOperatorBody, req.body, 'body');
+    const apiToken = newOperatorToken();
+    const signingSecret = newSigningSecret();
+    const [o] = await sql<OperatorRow[]>`
+      insert into operators (operator_id, name, token_hash, callback_form, base_url, bet_path, win_path,
+                             balance_path, rollback_path, signing_secret, timeout_ms, retry_policy)
+      values (${newOperatorId()}, ${b.name}, ${sha256(apiToken)}, ${b.callback_form},
+              ${b.base_url.replace(/\/+$/, '')}, ${b.bet_path}, ${b.win_path}, ${b.balance_path},
+              ${b.rollback_path}, ${signingSecret}, ${b.timeout_ms}, ${sql.json(b.retry_policy)})
+      returning *`;
+    return reply
+      .code(201)
+      .send({ ...operatorView(o as OperatorRow), api_token: apiToken, signing_secret: signingSecret });
+  });
+
+  app.get('/admin/operators', { schema: adminSchemas.list }, async (req) => {
+    requireAdmin(table, req, now());
+    const rows = await sql<OperatorRow[]>`select * from operators order by created_at, operator_id`;
+    return { operators: rows.map(operatorView) };
+  });
+
+  app.get<{ Params: { id: string } }>('/admin/operators/:id', { schema: adminSchemas.get }, async (req) => {
+    requireAdmin(table, req, now());
+    return operatorView(await byId(req.params.id));
+  });
+
+  app.delete<{ Params: { id: string } }>(
+    '/admin/operators/:id',
+    { schema: adminSchemas.disable },
+    async (req) => {
+      requireAdmin(table, req, now());
+      await byId(req.params.id);
+      const [o] = await sql<OperatorRow[]>`
+        update operators set disabled_at = coalesce(disabled_at, now())
+        where operator_id = ${req.params.id} returning *`;
+      return operatorView(o as OperatorRow);
+    },
+  );
+}

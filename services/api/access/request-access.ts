@@ -1,0 +1,81 @@
+/**
+ * POST /games/request-access (seed 001): an operator, by its bearer, asks for a game URL for one
+ * player. The session row is written first (it holds the one-time launch code's hash and the
+ * session token, which must be unique), then SessionCreated is appended to `access-sessions`; if
+ * the append fails the row is deleted again, so a failed request leaves neither (the caller gets
+ * a 500 and may retry). Only hashes of the launch code are stored; the code itself is in the URL.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { Producer } from 'kafkajs';
+import type { Config } from '../../../lib/config.ts';
+import type { Sql } from '../../../lib/db.ts';
+import { gameBySlug } from '../../../lib/games.ts';
+import { appendAccessEvent, type SessionCreated } from '../../../lib/wallet/events.ts';
+import { toMinor } from '../../../lib/wallet/money.ts';
+import { NotFoundError } from '../errors.ts';
+import { requireOperator } from './guards.ts';
+import { parseInput, requestAccessBody } from './input.ts';
+import { sessionSchemas } from './schemas.ts';
+import { newLaunchCode, newSessionToken, sha256 } from './secrets.ts';
+
+/** Virtual starting balance of a demo session that names none, minor units (1000.00). */
+export const DEMO_START_MINOR = 100_000;
+/** Language of a session that names none. */
+export const DEFAULT_LANG = 'en';
+
+export interface RequestAccessDeps {
+  readonly config: Pick<Config, 'kafka' | 'access'>;
+  readonly sql: Sql;
+  readonly producer: Producer;
+  readonly now: () => number;
+}
+
+/** Registers POST /games/request-access on `app`. */
+export function requestAccessRoute(app: FastifyInstance, deps: RequestAccessDeps): void {
+  const { sql, producer, config, now } = deps;
+  app.post('/games/request-access', { schema: sessionSchemas.requestAccess }, async (req) => {
+    const op = await requireOperator(sql, req);
+    const b = parseInput(requestAccessBody, req.body, 'body');
+    if (!gameBySlug(b.game)) throw new NotFoundError('GAME_NOT_FOUND', `unknown game ${b.game}`);
+    const demo = b.demo || b.demo_session;
+    const given = b.balance === undefined ? null : (toMinor(b.balance) as number);
+    const createdAt = now();
+    const event: SessionCreated = {
+      session_id: randomUUID(),
+      operator_id: op.operator_id,
+      game: b.game,
+      user_id: b.user_id,
+      username: b.username,
+      avatar_url: b.avatar_url ?? null,
+      lang: b.lang ?? DEFAULT_LANG,
+      currency: b.currency,
+      balance_minor: given ?? (demo ? DEMO_START_MINOR : null),
+      extra_data: b.extra_data ?? null,
+      demo: b.demo,
+      demo_session: b.demo_session,
+      expires_at: createdAt + b.expires_in_minutes * 60_000,
+      created_at: createdAt,
+    };
+    const sessionToken = newSessionToken();
+    const launch = newLaunchCode();
+    await sql`
+      insert into access_sessions (session_id, operator_id, game, user_id, username, avatar_url, lang,
+        currency, balance_minor, extra_data, demo, demo_session, session_token, launch_hash,
+        expires_at, created_at)
+      values (${event.session_id}, ${event.operator_id}, ${event.game}, ${event.user_id},
+        ${event.username}, ${event.avatar_url}, ${event.lang}, ${event.currency}, ${event.balance_minor},
+        ${event.extra_data}, ${event.demo}, ${event.demo_session}, ${sessionToken}, ${sha256(launch)},
+        ${new Date(event.expires_at)}, ${new Date(createdAt)})`;
+    try {
+      await appendAccessEvent(producer, config, { type: 'SessionCreated', value: event });
+    } catch (err) {
+      await sql`delete from access_sessions where session_id = ${event.session_id}`;
+      throw err;
+    }
+    return {
+      game_url: `${config.access.publicBaseUrl}/play/?launch=${launch}`,
+      session_token: sessionToken,
+    };
+  });
+}

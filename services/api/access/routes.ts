@@ -1,0 +1,54 @@
+/**
+ * The session API of issue 5 as one encapsulated fastify plugin: operators registry (admin),
+ * request-access and the session endpoints (operator bearer), the player routes (player bearer).
+ * Inside it, errors are RFC 7807 problem JSON (services/api/errors.ts problemForError, the same
+ * status mapping as the rest of the API) and bodies are validated by the zod rules of input.ts
+ * in the handlers, not by the app's coercing ajv. Outside the /api rate-limit scope: operators
+ * and players are authenticated, and one gateway address would otherwise share one IP budget.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { Producer } from 'kafkajs';
+import type { KeyLookup } from '../../../lib/auth/key-table.ts';
+import type { Config } from '../../../lib/config.ts';
+import type { Sql } from '../../../lib/db.ts';
+import { problemForError } from '../errors.ts';
+import { fetchOperatorBalance } from './balance.ts';
+import { betRoute } from './bets.ts';
+import { operatorRoutes } from './operators.ts';
+import { playRoutes } from './play.ts';
+import { requestAccessRoute } from './request-access.ts';
+import { sessionRoutes } from './sessions.ts';
+
+export interface AccessDeps {
+  readonly config: Pick<Config, 'kafka' | 'access'>;
+  /** Pool on the read-model schema (operators, access_sessions, free_bets, wallet read models). */
+  readonly sql: Sql;
+  /** Producer for `access-sessions` and `wallet-transactions` (idempotent, acks all). */
+  readonly producer: Producer;
+  /** The API-key table of issue 4, for the admin routes. */
+  readonly table: KeyLookup;
+  /** Clock, Unix ms (tests). */
+  readonly now?: () => number;
+  /** The operator Balance callback (tests may point it elsewhere). */
+  readonly fetchBalance?: typeof fetchOperatorBalance;
+}
+
+/** The plugin registering every route of services/api/access. */
+export function accessRoutes(deps: AccessDeps): FastifyPluginAsync {
+  const now = deps.now ?? Date.now;
+  const fetchBalance = deps.fetchBalance ?? fetchOperatorBalance;
+  const { sql, producer, config, table } = deps;
+  return async (app) => {
+    app.setValidatorCompiler(() => () => true);
+    app.setErrorHandler((err, req, reply) => {
+      const { status, body } = problemForError(err);
+      if (status >= 500) req.log.error({ err }, 'session api request failed');
+      return reply.code(status).type('application/problem+json').send(body);
+    });
+    operatorRoutes(app, { sql, table, now });
+    requestAccessRoute(app, { config, sql, producer, now });
+    sessionRoutes(app, { sql, now });
+    playRoutes(app, { config, sql, producer, now, fetchBalance });
+    betRoute(app, { config, sql, producer, now });
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * Route schemas of the session API for /openapi.json. Inputs come from the zod rules of input.ts
+ * (which validate in the handlers); every error is RFC 7807 problem JSON (shared schema `Problem`).
+ */
+import { z } from 'zod';
+import {
+  betBody,
+  createOperatorBody,
+  docSchema,
+  freeBetBody,
+  openBody,
+  pageQuery,
+  requestAccessBody,
+} from './input.ts';
+
+const problem = (description: string) => ({ $ref: 'Problem#', description }) as const;
+const adminErr = {
+  400: problem('Invalid body (the field and rule are in detail).'),
+  401: problem('Missing, malformed, unknown or revoked API key.'),
+  403: problem('The key lacks the admin scope.'),
+} as const;
+const opErr = { 401: problem('Missing or wrong operator bearer.') } as const;
+const playErr = { 401: problem('Missing or wrong player bearer, or the session ended.') } as const;
+type Security = Record<string, string[]>[];
+const admin: Security = [{ apiKey: [] }, { bearer: [] }];
+const bearer: Security = [{ bearer: [] }];
+/** A success body: the named fields are described, the rest pass through as they are. */
+const ok = (description: string, properties: Record<string, { type: string; description?: string }>) =>
+  ({
+    description,
+    type: 'object',
+    additionalProperties: true,
+    required: Object.keys(properties),
+    properties,
+  }) as const;
+const idParams = docSchema(z.object({ id: z.string() }));
+
+export const adminSchemas = {
+  create: {
+    tags: ['operators'],
+    summary:
+      'Register an operator (admin). api_token (bearer) and signing_secret (Standard Webhooks) are shown once.',
+    security: admin,
+    body: docSchema(createOperatorBody),
+    response: {
+      201: ok('The operator, with its secrets (shown only here).', {
+        operator_id: { type: 'string' },
+        api_token: { type: 'string', description: 'Bearer of request-access: op_ + 64 hex.' },
+        signing_secret: { type: 'string', description: 'whsec_ + base64 of 32 bytes.' },
+      }),
+      ...adminErr,
+    },
+  },
+  list: { tags: ['operators'], summary: 'List operators, without secrets (admin).', security: admin },
+  get: {
+    tags: ['operators'],
+    summary: 'One operator, without secrets (admin).',
+    security: admin,
+    params: idParams,
+    response: { ...adminErr, 404: problem('No such operator.') },
+  },
+  disable: {
+    tags: ['operators'],
+    summary: 'Disable an operator (admin): its token stops working.',
+    security: admin,
+    params: idParams,
+    response: { ...adminErr, 404: problem('No such operator.') },
+  },
+} as const;
+
+export const sessionSchemas = {
+  requestAccess: {
+    tags: ['sessions'],
+    summary: 'Create a game session for a player (seed 001): a one-time game_url and the session_token.',
+    security: bearer,
+    body: docSchema(requestAccessBody),
+    response: { 400: problem('Invalid body.'), ...opErr, 404: problem('Unknown game.') },
+  },
+  games: { tags: ['sessions'], summary: 'The game list (operator bearer).', security: bearer },
+  transactions: {
+    tags: ['sessions'],
+    summary: "A session's wallet transactions, paged (operator bearer; other operators' sessions: 404).",
+    security: bearer,
+    params: docSchema(z.object({ sessionId: z.string() })),
+    querystring: docSchema(pageQuery),
+    response: { 400: problem('Bad pageSize or pageNumber.'), ...opErr, 404: problem('No such session.') },
+  },
+  active: {
+    tags: ['sessions'],
+    summary: "The operator's opened sessions that have not ended or expired.",
+    security: bearer,
+  },
+  freeBets: {
+    tags: ['sessions'],
+    summary: 'Grant free bets to a player (Redeem Free Bet); played with mode "free".',
+    security: bearer,
+    body: docSchema(freeBetBody),
+    response: {
+      201: ok('The grant.', { grant_id: { type: 'integer' }, quantity_left: { type: 'integer' } }),
+      400: problem('Invalid body.'),
+      ...opErr,
+      404: problem('Unknown game.'),
+    },
+  },
+} as const;
+
+export const playSchemas = {
+  open: {
+    tags: ['play'],
+    summary: 'Consume the launch code of a game URL (once) and get the player bearer.',
+    body: docSchema(openBody),
+    response: {
+      400: problem('Invalid body.'),
+      404: problem('Unknown code.'),
+      410: problem('Used or expired.'),
+    },
+  },
+  balance: {
+    tags: ['play'],
+    summary: "The player's balance (operator Balance callback; demo: the virtual balance).",
+    security: bearer,
+    response: { ...playErr, 502: problem('The operator did not answer usefully.') },
+  },
+  bet: {
+    tags: ['play'],
+    summary: 'Place a bet on the next round of the session game; answered 202 once BetPlaced is appended.',
+    security: bearer,
+    body: docSchema(betBody),
+    response: {
+      202: ok('BetPlaced is on the log; poll GET /play/bets/{tx_id}.', {
+        tx_id: { type: 'integer', description: 'provider_tx_id of the bet (a multiple of 4).' },
+        round_id: { type: 'integer' },
+        count_register: { type: 'integer' },
+      }),
+      400: problem('Invalid amount or selection.'),
+      ...playErr,
+      402: problem('Demo: the virtual balance is too low.'),
+      409: problem('The round is closed, or no free bet is left.'),
+    },
+  },
+  betStatus: {
+    tags: ['play'],
+    summary: 'The wallet transactions of one bet (bet, win, rollback), for polling.',
+    security: bearer,
+    params: docSchema(z.object({ tx_id: z.string() })),
+    response: { ...playErr, 404: problem('Not (yet) projected, or not this session’s bet.') },
+  },
+} as const;

@@ -1,0 +1,120 @@
+/**
+ * Simulated players (issue 5 "A bot load"): each bot is a player of the default operator. It asks
+ * for a game URL like an operator platform would (POST /games/request-access with the operator's
+ * bearer), opens it like a browser (POST /play/open with the one-time launch code), then bets on
+ * its game every few seconds (POST /play/bets) until stopped. A session that stops working (401,
+ * 410) is replaced by a new one. Bot i plays GAME_SLUGS[i % 4]; every fourth bot from the third
+ * on plays a demo session (virtual balance, no callback), the others real money through the
+ * wallet-saga and the operator.
+ */
+import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import type { Config } from '../../lib/config.ts';
+import { GAME_SLUGS, type GameSlug } from '../../lib/games.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { pauseMs, planBet } from './plan.ts';
+
+export interface BotsDeps {
+  readonly config: Pick<Config, 'bots'>;
+  readonly logger: Logger;
+  /** [0, 1) source; Math.random in production, a seeded one in tests. */
+  readonly random?: () => number;
+}
+
+export interface Bots {
+  start(): Promise<void>;
+  /** Stops every bot after its current request; resolves when all have ended. */
+  stop(): Promise<void>;
+  /** Counters since start. */
+  readonly stats: { sessions: number; bets: number; refused: number; errors: number };
+}
+
+const operatorFile = z.object({ operator_id: z.string().min(1), api_token: z.string().min(1) });
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Builds the bot fleet. `start` reads the operator file (config.bots.operatorFile).
+ * @throws Error from start() when the operator file is missing or malformed.
+ */
+export function buildBots(deps: BotsDeps): Bots {
+  const { bots } = deps.config;
+  const log = deps.logger.child({ component: 'bots' });
+  const random = deps.random ?? Math.random;
+  const stats = { sessions: 0, bets: 0, refused: 0, errors: 0 };
+  const abort = new AbortController();
+  const running: Promise<void>[] = [];
+
+  async function call<T>(path: string, token: string, body: unknown): Promise<T> {
+    const res = await fetch(`${bots.apiUrl}${path}`, {
+      method: 'POST',
+      headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.any([abort.signal, AbortSignal.timeout(15_000)]),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new HttpError(res.status, text.slice(0, 300));
+    return JSON.parse(text) as T;
+  }
+
+  async function session(apiToken: string, i: number, game: GameSlug): Promise<string> {
+    const access = await call<{ game_url: string }>('/games/request-access', apiToken, {
+      game,
+      user_id: `bot-${i + 1}`,
+      username: `Bot ${i + 1}`,
+      currency: 'USD',
+      demo: i % 4 === 2,
+      expires_in_minutes: 60,
+    });
+    const launch = new URL(access.game_url).searchParams.get('launch');
+    if (!launch) throw new Error(`game_url without a launch code: ${access.game_url}`);
+    const opened = await call<{ player_token: string }>('/play/open', '', { launch });
+    stats.sessions += 1;
+    return opened.player_token;
+  }
+
+  async function run(apiToken: string, i: number): Promise<void> {
+    const game = GAME_SLUGS[i % GAME_SLUGS.length] ?? 'crash';
+    let player: string | undefined;
+    // Start staggered so the bots' bets spread over the interval.
+    await sleep(Math.round(random() * bots.betIntervalMs), undefined, { signal: abort.signal }).catch(
+      () => {},
+    );
+    while (!abort.signal.aborted) {
+      try {
+        player ??= await session(apiToken, i, game);
+        await call('/play/bets', player, planBet(game, random));
+        stats.bets += 1;
+      } catch (err) {
+        if (abort.signal.aborted) break;
+        if (err instanceof HttpError && (err.status === 401 || err.status === 410)) player = undefined;
+        if (err instanceof HttpError && err.status < 500) stats.refused += 1;
+        else stats.errors += 1;
+        log.debug({ bot: i + 1, err: (err as Error).message }, 'bot request failed');
+      }
+      await sleep(pauseMs(bots.betIntervalMs, random), undefined, { signal: abort.signal }).catch(() => {});
+    }
+  }
+
+  return {
+    stats,
+    async start() {
+      const op = operatorFile.parse(JSON.parse(await readFile(bots.operatorFile, 'utf8')));
+      for (let i = 0; i < bots.players; i++) running.push(run(op.api_token, i));
+      log.info({ players: bots.players, operator: op.operator_id, api: bots.apiUrl }, 'bots started');
+    },
+    async stop() {
+      abort.abort();
+      await Promise.all(running);
+      log.info(stats, 'bots stopped');
+    },
+  };
+}

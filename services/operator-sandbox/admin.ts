@@ -1,0 +1,92 @@
+/**
+ * The sandbox's unsigned admin routes (bind the sandbox to loopback): fault rules and the
+ * reconciliation reads that tests compare with the platform's read models.
+ * - GET /_sandbox/faults → {rules}; PUT /_sandbox/faults with a JSON array of rules (faults.ts)
+ *   replaces them → {rules}; DELETE /_sandbox/faults clears them → {rules: []}.
+ * - GET /_sandbox/ledger?user_id=&currency= → {user_id, currency, balance, balance_minor,
+ *   transactions: [{operator_tx_id, kind, provider_tx_id, linked_tx_id, amount_minor, delta_minor,
+ *   round_id, game, created_at}]} in ledger order; 404 ACCOUNT_NOT_FOUND for an account never seen.
+ * - GET /_sandbox/accounts → {accounts: [{user_id, currency, balance, balance_minor}]}.
+ * Amounts are minor units (integers); `balance` is the decimal string the callbacks answer.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Sql } from '../../lib/db.ts';
+import { toDecimalString } from '../../lib/wallet/money.ts';
+import { errorBody, SandboxError } from './errors.ts';
+import { type FaultInjector, faultRulesSchema } from './faults.ts';
+
+function parseRules(raw: unknown) {
+  let v: unknown;
+  try {
+    v = JSON.parse(typeof raw === 'string' ? raw : '');
+  } catch {
+    throw new SandboxError('BAD_REQUEST', 'body is not valid JSON');
+  }
+  const r = faultRulesSchema.safeParse(v);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
+    throw new SandboxError('BAD_REQUEST', `invalid fault rules: ${lines.join('; ')}`);
+  }
+  return r.data;
+}
+
+/** Registers /_sandbox/* on `app`. */
+export function registerAdmin(app: FastifyInstance, deps: { sql: Sql; faults: FaultInjector }): void {
+  const { sql, faults } = deps;
+  app.get('/_sandbox/faults', async () => ({ rules: faults.list() }));
+  app.put('/_sandbox/faults', async (request) => {
+    faults.set(parseRules(request.body));
+    return { rules: faults.list() };
+  });
+  app.delete('/_sandbox/faults', async () => {
+    faults.clear();
+    return { rules: [] };
+  });
+
+  app.get('/_sandbox/ledger', async (request, reply) => {
+    const q = request.query as Record<string, unknown>;
+    const userId = typeof q.user_id === 'string' ? q.user_id : '';
+    const currency = typeof q.currency === 'string' ? q.currency : '';
+    if (userId === '' || currency === '')
+      throw new SandboxError('BAD_REQUEST', 'query parameters user_id and currency are required');
+    const [account] =
+      await sql`select balance_minor from accounts where user_id = ${userId} and currency = ${currency}`;
+    if (!account)
+      return reply.code(404).send(errorBody('ACCOUNT_NOT_FOUND', `no account ${userId} in ${currency}`));
+    const rows =
+      await sql`select operator_tx_id, kind, provider_tx_id, linked_tx_id, amount_minor, delta_minor,
+                                  round_id, game, created_at
+                           from transactions where user_id = ${userId} and currency = ${currency}
+                           order by operator_tx_id`;
+    const balanceMinor = Number(account.balance_minor);
+    return {
+      user_id: userId,
+      currency,
+      balance: toDecimalString(balanceMinor),
+      balance_minor: balanceMinor,
+      transactions: rows.map((t) => ({
+        operator_tx_id: String(t.operator_tx_id),
+        kind: t.kind as string,
+        provider_tx_id: t.provider_tx_id as string,
+        linked_tx_id: (t.linked_tx_id as string | null) ?? null,
+        amount_minor: Number(t.amount_minor),
+        delta_minor: Number(t.delta_minor),
+        round_id: t.round_id as string,
+        game: t.game as string,
+        created_at: (t.created_at as Date).toISOString(),
+      })),
+    };
+  });
+
+  app.get('/_sandbox/accounts', async () => {
+    const rows = await sql`select user_id, currency, balance_minor from accounts order by user_id, currency`;
+    return {
+      accounts: rows.map((a) => ({
+        user_id: a.user_id as string,
+        currency: a.currency as string,
+        balance: toDecimalString(Number(a.balance_minor)),
+        balance_minor: Number(a.balance_minor),
+      })),
+    };
+  });
+}

@@ -1,0 +1,103 @@
+/**
+ * The reference operator wallet (issue 5 item 6) as a fastify app: the callbacks of both forms
+ * (callbacks.ts) on its own ledger (ledger.ts), fault injection and reconciliation reads under
+ * /_sandbox (admin.ts), /health, /ready and /metrics. The ledger's migrations
+ * (services/operator-sandbox/migrations) are applied by the caller (main.ts, tests), as in the API.
+ */
+import { resolve } from 'node:path';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Webhook } from 'standardwebhooks';
+import type { Config } from '../../lib/config.ts';
+import { createSql, type Sql } from '../../lib/db.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { registerAdmin } from './admin.ts';
+import { registerCallbacks } from './callbacks.ts';
+import { errorBody, replyForError } from './errors.ts';
+import { FaultInjector } from './faults.ts';
+import { createMetrics } from './metrics.ts';
+import { resolveSigningSecret } from './secret.ts';
+
+/** The sandbox ledger's migration files. */
+export const SANDBOX_MIGRATIONS_DIR = resolve(import.meta.dirname, 'migrations');
+
+/** Request bodies above this are refused (413); callbacks are a few hundred bytes. */
+const BODY_LIMIT_BYTES = 64 * 1024;
+/** /ready fails when the ledger database does not answer `select 1` within this, ms. */
+const READY_TIMEOUT_MS = 2_000;
+
+export interface SandboxDeps {
+  readonly config: Config;
+  /** A pool whose search_path is `config.sandbox.dbSchema` (createSandboxSql). */
+  readonly sql: Sql;
+  readonly logger: Logger;
+  /** Uniform in [0, 1) for probabilistic fault rules (Math.random). */
+  readonly random?: () => number;
+}
+
+/** A postgres.js pool bound to the sandbox's own schema rather than the platform's. */
+export function createSandboxSql(config: Config, options: { max?: number } = {}): Sql {
+  return createSql({ db: { ...config.db, schema: config.sandbox.dbSchema } }, options);
+}
+
+/**
+ * Builds the sandbox app (not listening). The signing secret comes from config or its file
+ * (secret.ts). The instance's `faults` decorator is the live fault-rule set.
+ * @throws ConfigError when the secret file is malformed.
+ */
+export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyInstance> {
+  const { config, sql, logger } = deps;
+  const webhook = new Webhook(await resolveSigningSecret(config.sandbox, logger));
+  const faults = new FaultInjector(deps.random);
+  const metrics = createMetrics();
+  const closing = new AbortController();
+
+  const app = Fastify({
+    loggerInstance: logger.child({ component: 'operator-sandbox' }) as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+  });
+  // Form B sends GET with a JSON body (seed 001); fastify ignores GET bodies unless told otherwise.
+  app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
+  // The signature covers the exact bytes sent, so the body stays a string; routes parse it.
+  // Only application/json (contract); other types are 415 rather than a signature failure.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  app.setErrorHandler((err, _request, reply) => replyForError(err, reply));
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send(errorBody('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),
+  );
+  // Held (timeout/latency fault) requests must not keep close() waiting for a minute.
+  app.addHook('preClose', async () => closing.abort());
+
+  registerCallbacks(app, {
+    sql,
+    webhook,
+    faults,
+    metrics,
+    initialMinor: config.sandbox.initialBalanceMinor,
+    closing: closing.signal,
+  });
+  registerAdmin(app, { sql, faults });
+
+  app.get('/health', async () => ({ status: 'ok' }));
+  app.get('/ready', async (_request, reply) => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        sql`select 1`,
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
+        }),
+      ]);
+      return { status: 'ready' };
+    } catch {
+      return reply.code(503).send({ status: 'unavailable', reason: 'ledger database unreachable' });
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+  app.get('/metrics', async (_request, reply) => {
+    reply.type(metrics.register.contentType);
+    return metrics.register.metrics();
+  });
+  return app;
+}

@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../lib/migrate.ts';
+import { SANDBOX_MIGRATIONS_DIR } from './app.ts';
+import {
+  balanceBody,
+  betBody,
+  rewardsBody,
+  rollbackBody,
+  startTestSandbox,
+  type TestSandbox,
+  winABody,
+} from './test-support.ts';
+
+const MOVE_KEYS = ['new_balance', 'old_balance', 'operator_tx_id'];
+const ECHO_KEYS = [...MOVE_KEYS, 'currency', 'provider', 'provider_tx_id', 'user_id'].sort();
+
+describe('operator sandbox callbacks (both forms)', () => {
+  let sb: TestSandbox;
+  beforeAll(async () => {
+    sb = await startTestSandbox({ SANDBOX_INITIAL_BALANCE: '100.00' });
+  });
+  afterAll(async () => {
+    await sb?.close();
+  });
+
+  it('the ledger migrations are applied once, and a negative balance is impossible', async () => {
+    expect(await migrate(sb.sql, sb.config.sandbox.dbSchema, SANDBOX_MIGRATIONS_DIR)).toEqual([]);
+    await expect(
+      sb.sql`insert into accounts (user_id, currency, balance_minor) values ('neg', 'USD', -1)`,
+    ).rejects.toThrow(/check constraint/);
+  });
+
+  it('balance creates the account at first sight with the initial balance', async () => {
+    const r = await sb.call('POST', '/wallet/balance', balanceBody('bal-user', 'EUR'));
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({
+      user_id: 'bal-user',
+      currency: 'EUR',
+      balance: '100.00',
+      platform_session_token: 'sess-1',
+    });
+    expect(await sb.balance('bal-user', 'EUR')).toBe(10_000);
+  });
+
+  it('bet debits, form-A win credits, with the contract fields as strings', async () => {
+    const bet = await sb.call('POST', '/wallet/bet', betBody(4, 12.5, 'a1'));
+    expect(bet.status).toBe(200);
+    expect(Object.keys(bet.json ?? {}).sort()).toEqual(MOVE_KEYS);
+    expect(bet.json).toMatchObject({ old_balance: '100.00', new_balance: '87.50' });
+    expect(typeof bet.json?.operator_tx_id).toBe('string');
+
+    const win = await sb.call('POST', '/wallet/win', winABody(5, 4, 25, 'a1'));
+    expect(win.status).toBe(200);
+    expect(Object.keys(win.json ?? {}).sort()).toEqual(MOVE_KEYS);
+    expect(win.json).toMatchObject({ old_balance: '87.50', new_balance: '112.50' });
+    expect(win.json?.operator_tx_id).not.toBe(bet.json?.operator_tx_id);
+    expect(await sb.balance('a1')).toBe(11_250);
+  });
+
+  it('form-B rewards (GET with a JSON body) credits the bet of that round and echoes the ids', async () => {
+    await sb.call('POST', '/wallet/bet', betBody(8, 10, 'b1', { round_id: '777' }));
+    const r = await sb.call(
+      'GET',
+      '/webhooks/platform/rewards',
+      rewardsBody(9, 19.6, 'b1', { round_id: '777' }),
+    );
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.json ?? {}).sort()).toEqual(ECHO_KEYS);
+    expect(r.json).toMatchObject({
+      old_balance: '90.00',
+      new_balance: '109.60',
+      user_id: 'b1',
+      currency: 'USD',
+      provider: 'casino-platform',
+      provider_tx_id: '9',
+    });
+    const ledger = await sb.app.inject({ method: 'GET', url: '/_sandbox/ledger?user_id=b1&currency=USD' });
+    const win = ledger.json().transactions.find((t: { kind: string }) => t.kind === 'win');
+    expect(win).toMatchObject({
+      provider_tx_id: '9',
+      linked_tx_id: '8',
+      amount_minor: 1960,
+      delta_minor: 1960,
+    });
+  });
+
+  it('rollback form A (POST) refunds the bet and echoes the ids', async () => {
+    await sb.call('POST', '/wallet/bet', betBody(12, 30, 'r1'));
+    const r = await sb.call('POST', '/wallet/rollback', rollbackBody('A', 14, 12, 30, 'r1'));
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.json ?? {}).sort()).toEqual(ECHO_KEYS);
+    expect(r.json).toMatchObject({ old_balance: '70.00', new_balance: '100.00', provider_tx_id: '14' });
+  });
+
+  it('rollback form B (GET with a JSON body) refunds the bet', async () => {
+    await sb.call('POST', '/wallet/bet', betBody(16, 0.05, 'r2'));
+    const r = await sb.call('GET', '/webhooks/platform/rollback', rollbackBody('B', 18, 16, 0.05, 'r2'));
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({
+      old_balance: '99.95',
+      new_balance: '100.00',
+      provider_tx_id: '18',
+      user_id: 'r2',
+    });
+    expect(await sb.balance('r2')).toBe(10_000);
+  });
+
+  it('the ledger read lists the balance and every transaction in order', async () => {
+    const res = await sb.app.inject({ method: 'GET', url: '/_sandbox/ledger?user_id=a1&currency=USD' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toMatchObject({ user_id: 'a1', currency: 'USD', balance: '112.50', balance_minor: 11_250 });
+    expect(
+      body.transactions.map((t: { kind: string; delta_minor: number }) => [t.kind, t.delta_minor]),
+    ).toEqual([
+      ['bet', -1250],
+      ['win', 2500],
+    ]);
+    const accounts = (await sb.app.inject({ method: 'GET', url: '/_sandbox/accounts' })).json().accounts;
+    expect(accounts).toContainEqual({
+      user_id: 'a1',
+      currency: 'USD',
+      balance: '112.50',
+      balance_minor: 11_250,
+    });
+  });
+
+  it('ledger read: missing parameters 400, unknown account 404', async () => {
+    const missing = await sb.app.inject({ method: 'GET', url: '/_sandbox/ledger?user_id=a1' });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json().error.code).toBe('BAD_REQUEST');
+    const unknown = await sb.app.inject({
+      method: 'GET',
+      url: '/_sandbox/ledger?user_id=nobody&currency=USD',
+    });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error.code).toBe('ACCOUNT_NOT_FOUND');
+  });
+
+  it('an unknown route is 404 with the error body', async () => {
+    const r = await sb.call('POST', '/wallet/nothing', balanceBody());
+    expect(r.status).toBe(404);
+    expect(r.json).toMatchObject({ error: { code: 'NOT_FOUND' } });
+  });
+
+  it('health, ready and metrics (callbacks counted by kind, form and status)', async () => {
+    expect((await sb.app.inject({ method: 'GET', url: '/health' })).json()).toEqual({ status: 'ok' });
+    expect((await sb.app.inject({ method: 'GET', url: '/ready' })).statusCode).toBe(200);
+    const text = (await sb.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(text).toMatch(/sandbox_callbacks_total\{kind="bet",form="A",status="200"\} 4/);
+    expect(text).toMatch(/sandbox_callbacks_total\{kind="win",form="B",status="200"\} 1/);
+    expect(text).toMatch(/sandbox_callbacks_total\{kind="balance",form="A",status="200"\} 1/);
+  });
+});

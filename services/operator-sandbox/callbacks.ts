@@ -1,0 +1,159 @@
+/**
+ * The callback routes of both contract forms (seed 001 "Implemented by the operator"): form A POST
+ * /wallet/{bet,win,balance,rollback}; form B GET with a JSON body on /webhooks/platform/rewards and
+ * /webhooks/platform/rollback. Order per request: signature (Standard Webhooks over the raw body),
+ * JSON, field validation, then the fault rule if any, then the ledger.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Webhook } from 'standardwebhooks';
+import type { Sql } from '../../lib/db.ts';
+import { errorBody, replyForError, SandboxError } from './errors.ts';
+import type { Fault, FaultInjector } from './faults.ts';
+import { applyMovement, readBalance } from './ledger.ts';
+import type { SandboxMetrics } from './metrics.ts';
+import { type CallbackKind, type Form, parseBalance, parseJsonObject, parseMovement } from './wire.ts';
+
+export interface CallbackDeps {
+  readonly sql: Sql;
+  readonly webhook: Webhook;
+  readonly faults: FaultInjector;
+  readonly metrics: SandboxMetrics;
+  /** Balance of an account at first sight, minor units. */
+  readonly initialMinor: number;
+  /** Aborted when the app closes, so held requests let go. */
+  readonly closing: AbortSignal;
+}
+
+const ROUTES: readonly { method: 'POST' | 'GET'; url: string; kind: CallbackKind; form: Form }[] = [
+  { method: 'POST', url: '/wallet/bet', kind: 'bet', form: 'A' },
+  { method: 'POST', url: '/wallet/win', kind: 'win', form: 'A' },
+  { method: 'POST', url: '/wallet/balance', kind: 'balance', form: 'A' },
+  { method: 'POST', url: '/wallet/rollback', kind: 'rollback', form: 'A' },
+  { method: 'GET', url: '/webhooks/platform/rewards', kind: 'win', form: 'B' },
+  { method: 'GET', url: '/webhooks/platform/rollback', kind: 'rollback', form: 'B' },
+];
+
+/** Broken JSON for the `malformed` fault: a 200 whose body a client cannot parse. */
+export const MALFORMED_BODY = '{"operator_tx_id": "0", "new_balance": ';
+
+function header(h: IncomingHttpHeaders, name: string): string {
+  const v = h[name];
+  return Array.isArray(v) ? (v[0] ?? '') : (v ?? '');
+}
+
+/** @throws SandboxError INVALID_SIGNATURE when a webhook-* header is missing or the HMAC or timestamp fails. */
+function verifySignature(webhook: Webhook, raw: string, headers: IncomingHttpHeaders): void {
+  try {
+    // jsonParse off: a signed body that is not JSON is a 400 (below), not a signature failure.
+    webhook.verify(
+      raw,
+      {
+        'webhook-id': header(headers, 'webhook-id'),
+        'webhook-timestamp': header(headers, 'webhook-timestamp'),
+        'webhook-signature': header(headers, 'webhook-signature'),
+      },
+      { jsonParse: false },
+    );
+  } catch (err) {
+    throw new SandboxError('INVALID_SIGNATURE', `signature check failed: ${(err as Error).message}`);
+  }
+}
+
+/** Resolves after `ms`, when the caller hangs up, or when the app closes, whichever is first. */
+function hold(ms: number, reply: FastifyReply, closing: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      reply.raw.off('close', done);
+      closing.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    reply.raw.once('close', done);
+    closing.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Answers one callback whose work (`apply`) is validated and ready, under `fault` if any.
+ * @returns false when no answer was sent (connection dropped or already gone).
+ */
+async function answer(
+  deps: CallbackDeps,
+  reply: FastifyReply,
+  fault: Fault | null,
+  apply: () => Promise<Record<string, string>>,
+): Promise<boolean> {
+  switch (fault?.mode) {
+    case undefined:
+      reply.code(200).send(await apply());
+      return true;
+    case 'latency':
+      await hold(fault.latencyMs, reply, deps.closing);
+      reply.code(200).send(await apply());
+      return true;
+    case 'error500':
+      reply.code(500).send(errorBody('INJECTED_FAULT', 'error500 fault; nothing was applied'));
+      return true;
+    case 'timeout':
+      await hold(fault.latencyMs, reply, deps.closing);
+      if (reply.raw.destroyed || reply.raw.writableEnded) {
+        reply.hijack();
+        return false;
+      }
+      reply.code(500).send(errorBody('INJECTED_FAULT', 'timeout fault; nothing was applied'));
+      return true;
+    case 'commit-then-500':
+      await apply();
+      reply.code(500).send(errorBody('INJECTED_FAULT', 'commit-then-500 fault; the callback was applied'));
+      return true;
+    case 'commit-then-drop':
+      await apply();
+      reply.hijack();
+      reply.raw.socket?.destroy();
+      return false;
+    case 'malformed':
+      await apply();
+      reply.code(200).type('application/json').send(MALFORMED_BODY);
+      return true;
+  }
+}
+
+/** Registers the six callback routes on `app`, whose JSON parser must keep the raw string body. */
+export function registerCallbacks(app: FastifyInstance, deps: CallbackDeps): void {
+  for (const r of ROUTES) {
+    app.route({
+      method: r.method,
+      url: r.url,
+      handler: async (request, reply) => {
+        const count = (status: string) => deps.metrics.callbacks.inc({ kind: r.kind, form: r.form, status });
+        try {
+          const raw = typeof request.body === 'string' ? request.body : '';
+          verifySignature(deps.webhook, raw, request.headers);
+          const body = parseJsonObject(raw);
+          let apply: () => Promise<Record<string, string>>;
+          if (r.kind === 'balance') {
+            const b = parseBalance(body);
+            apply = () => readBalance(deps.sql, b, deps.initialMinor);
+          } else {
+            const m = parseMovement(r.kind, r.form, body);
+            apply = async () => (await applyMovement(deps.sql, m, deps.initialMinor)).response;
+          }
+          const fault = deps.faults.take(r.kind);
+          if (fault) {
+            deps.metrics.faults.inc({ mode: fault.mode });
+            request.log.info({ kind: r.kind, fault: fault.mode }, 'injecting fault');
+          }
+          const sent = await answer(deps, reply, fault, apply);
+          count(sent ? String(reply.statusCode) : 'dropped');
+          return reply;
+        } catch (err) {
+          replyForError(err, reply);
+          count(String(reply.statusCode));
+          return reply;
+        }
+      },
+    });
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The sandbox's ledger in Postgres (migrations/001_ledger.sql). Each money movement is one
+ * transaction that first locks the player's account row (select … for update), so two callbacks
+ * of one player, including two copies of the same callback sent at once, run one after the other;
+ * the second then finds the first's row and answers with its stored response.
+ */
+import pRetry from 'p-retry';
+import type postgres from 'postgres';
+import type { Sql } from '../../lib/db.ts';
+import { toDecimalString } from '../../lib/wallet/money.ts';
+import { SandboxError } from './errors.ts';
+import { type BalanceRequest, type Movement, movementResponse } from './wire.ts';
+
+/** The stored or fresh answer to a money callback; `replay` when it was stored before. */
+export interface MovementResult {
+  readonly response: Record<string, string>;
+  readonly replay: boolean;
+}
+
+type Tx = postgres.TransactionSql<Record<string, never>>;
+
+interface TxRow {
+  provider_tx_id: string;
+  user_id: string;
+  currency: string;
+  amount_minor: string;
+  body_hash: string;
+  /** JSON text of the first answer. */
+  response: string;
+}
+
+async function lockAccount(tx: Tx, userId: string, currency: string, initialMinor: number): Promise<number> {
+  await tx`insert into accounts (user_id, currency, balance_minor) values (${userId}, ${currency}, ${initialMinor})
+           on conflict do nothing`;
+  const [row] = await tx`select balance_minor from accounts
+                         where user_id = ${userId} and currency = ${currency} for update`;
+  return Number(row?.balance_minor);
+}
+
+/** The bet a win refers to: by linked_tx_id (form A) or, form B having none, by the player's round. */
+async function findBetForWin(tx: Tx, m: Movement): Promise<TxRow | undefined> {
+  const rows =
+    m.linkedTxId !== null
+      ? await tx<TxRow[]>`select * from transactions where kind = 'bet' and provider_tx_id = ${m.linkedTxId}
+                          and user_id = ${m.userId} and currency = ${m.currency}`
+      : await tx<TxRow[]>`select t.* from transactions t where t.kind = 'bet' and t.user_id = ${m.userId}
+                          and t.currency = ${m.currency} and t.game = ${m.game} and t.round_id = ${m.roundId}
+                          order by (exists (select 1 from transactions r where r.kind = 'rollback'
+                                            and r.linked_tx_id = t.provider_tx_id)), t.operator_tx_id limit 1`;
+  return rows[0];
+}
+
+async function rollbackOf(tx: Tx, betTxId: string): Promise<TxRow | undefined> {
+  const [row] = await tx<
+    TxRow[]
+  >`select * from transactions where kind = 'rollback' and linked_tx_id = ${betTxId}
+                                  order by operator_tx_id limit 1`;
+  return row;
+}
+
+/**
+ * The balance change of `m` given the account's balance, or a stored answer to return instead.
+ * @throws SandboxError INSUFFICIENT_FUNDS, BET_ROLLED_BACK, BET_NOT_FOUND.
+ */
+async function decide(
+  tx: Tx,
+  m: Movement,
+  balance: number,
+): Promise<{ delta: number; linked: string | null } | { stored: Record<string, string> }> {
+  if (m.kind === 'bet') {
+    if (await rollbackOf(tx, m.providerTxId))
+      throw new SandboxError('BET_ROLLED_BACK', `bet ${m.providerTxId} was rolled back before it arrived`);
+    if (balance < m.amountMinor)
+      throw new SandboxError(
+        'INSUFFICIENT_FUNDS',
+        `balance ${toDecimalString(balance)} is below the bet ${toDecimalString(m.amountMinor)}`,
+      );
+    return { delta: -m.amountMinor, linked: null };
+  }
+  if (m.kind === 'win') {
+    // A free bet is never debited, so its win has no bet here; the grant is the operator's own.
+    if (m.mode === 'free') return { delta: m.amountMinor, linked: m.linkedTxId };
+    const bet = await findBetForWin(tx, m);
+    const ref = m.linkedTxId ?? `of round ${m.roundId}`;
+    if (!bet) throw new SandboxError('BET_NOT_FOUND', `no bet ${ref} for this player`);
+    if (await rollbackOf(tx, bet.provider_tx_id))
+      throw new SandboxError('BET_ROLLED_BACK', `bet ${bet.provider_tx_id} was rolled back; no win on it`);
+    return { delta: m.amountMinor, linked: bet.provider_tx_id };
+  }
+  const linked = m.linkedTxId as string;
+  // A second rollback of one bet, under another id, returns the first answer (contract).
+  const earlier = await rollbackOf(tx, linked);
+  if (earlier) return { stored: JSON.parse(earlier.response) as Record<string, string> };
+  const [bet] = await tx<TxRow[]>`select * from transactions where kind = 'bet' and provider_tx_id = ${linked}
+                                  and user_id = ${m.userId} and currency = ${m.currency}`;
+  // Unknown bet: acknowledged with delta 0 and remembered, so the late bet is refused.
+  return { delta: bet ? Number(bet.amount_minor) : 0, linked };
+}
+
+async function applyOnce(sql: Sql, m: Movement, initialMinor: number): Promise<MovementResult> {
+  return sql.begin(async (tx) => {
+    const balance = await lockAccount(tx, m.userId, m.currency, initialMinor);
+    const [seen] = await tx<TxRow[]>`select * from transactions
+                                     where kind = ${m.kind} and provider_tx_id = ${m.providerTxId}`;
+    if (seen) {
+      if (seen.body_hash !== m.bodyHash)
+        throw new SandboxError(
+          'IDEMPOTENCY_CONFLICT',
+          `${m.kind} ${m.providerTxId} was already received with a different body`,
+        );
+      return { response: JSON.parse(seen.response) as Record<string, string>, replay: true };
+    }
+    const d = await decide(tx, m, balance);
+    if ('stored' in d) return { response: d.stored, replay: true };
+    const [{ id }] =
+      (await tx`select nextval(pg_get_serial_sequence('transactions', 'operator_tx_id')) as id`) as [
+        { id: string },
+      ];
+    const next = balance + d.delta;
+    const response = movementResponse(m, String(id), balance, next);
+    await tx`update accounts set balance_minor = ${next}, updated_at = now()
+             where user_id = ${m.userId} and currency = ${m.currency}`;
+    await tx`insert into transactions (operator_tx_id, kind, provider_tx_id, user_id, currency, linked_tx_id,
+               amount_minor, delta_minor, round_id, game, body_hash, response)
+             values (${id}, ${m.kind}, ${m.providerTxId}, ${m.userId}, ${m.currency}, ${d.linked},
+               ${m.amountMinor}, ${d.delta}, ${m.roundId}, ${m.game}, ${m.bodyHash}, ${JSON.stringify(response)})`;
+    return { response, replay: false };
+  });
+}
+
+/**
+ * Applies a money callback exactly once per (kind, provider_tx_id) and returns its answer.
+ * Two first sights of one id on two different accounts race on the unique key; the loser is run
+ * again once and then meets the winner's row (IDEMPOTENCY_CONFLICT, the bodies differ).
+ * @throws SandboxError for every refusal; nothing is written then.
+ */
+export async function applyMovement(sql: Sql, m: Movement, initialMinor: number): Promise<MovementResult> {
+  return pRetry(() => applyOnce(sql, m, initialMinor), {
+    retries: 1,
+    minTimeout: 0,
+    shouldRetry: (err) => (err as { code?: string }).code === '23505',
+  });
+}
+
+/** The balance callback: the account (created at first sight) as the contract's answer. */
+export async function readBalance(
+  sql: Sql,
+  r: BalanceRequest,
+  initialMinor: number,
+): Promise<Record<string, string>> {
+  await sql`insert into accounts (user_id, currency, balance_minor) values (${r.userId}, ${r.currency}, ${initialMinor})
+            on conflict do nothing`;
+  const [row] =
+    await sql`select balance_minor from accounts where user_id = ${r.userId} and currency = ${r.currency}`;
+  return {
+    user_id: r.userId,
+    currency: r.currency,
+    balance: toDecimalString(Number(row?.balance_minor)),
+    platform_session_token: r.sessionToken,
+  };
+}

@@ -1,0 +1,33 @@
+/**
+ * Prometheus metrics of the sandbox (STYLE.md §12): callbacks by kind, form and answered status
+ * (`dropped` when a fault cut the connection), and injected faults by mode. Each app has its own
+ * registry so several sandboxes in one test process do not collide.
+ */
+import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
+
+export interface SandboxMetrics {
+  readonly register: Registry;
+  readonly callbacks: Counter<'kind' | 'form' | 'status'>;
+  readonly faults: Counter<'mode'>;
+}
+
+/** A fresh registry with the default process metrics and the sandbox's counters. */
+export function createMetrics(): SandboxMetrics {
+  const register = new Registry();
+  collectDefaultMetrics({ register });
+  return {
+    register,
+    callbacks: new Counter({
+      name: 'sandbox_callbacks_total',
+      help: 'Callbacks received by the operator sandbox, by kind, form (A/B) and HTTP status or "dropped".',
+      labelNames: ['kind', 'form', 'status'] as const,
+      registers: [register],
+    }),
+    faults: new Counter({
+      name: 'sandbox_faults_injected_total',
+      help: 'Faults injected into callbacks, by mode.',
+      labelNames: ['mode'] as const,
+      registers: [register],
+    }),
+  };
+}

@@ -1,0 +1,193 @@
+/**
+ * The callback wire format the sandbox accepts (issue-5 contract "Callback wire contract", seed 001
+ * "Callback request fields"): request validation into one normalised `Movement`, the body hash that
+ * tells a replay from a conflicting reuse of a provider_tx_id, and the response shapes. Pure.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { isCurrency, toDecimalString, toMinor } from '../../lib/wallet/money.ts';
+import { SandboxError } from './errors.ts';
+
+export type MoneyKind = 'bet' | 'win' | 'rollback';
+export type CallbackKind = MoneyKind | 'balance';
+/** A: POST on operator-chosen paths; B: GET with a JSON body on /webhooks/platform/* (seed 001). */
+export type Form = 'A' | 'B';
+
+const text = z.string().min(1).max(256);
+const currency = z.string().refine(isCurrency, 'a supported ISO 4217 currency code');
+/** Form A ids are JSON integers (seed: "integer in the win callback"); platform ids stay < 2^53. */
+const intId = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** Form B ids are strings (seed: "string in rewards and rollback"). */
+const strId = z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'a non-empty id of letters, digits, _ . : -');
+const amount = z.number().refine((n) => toMinor(n) !== undefined, {
+  message: 'a finite non-negative number in major units with at most two decimals',
+});
+
+const common = { user_id: text, currency, session_token: text };
+const money = {
+  ...common,
+  amount,
+  provider: text,
+  game: text,
+  round_id: text,
+  mode: z.enum(['default', 'free']),
+  count_register: z.number().int().min(0),
+};
+
+const SCHEMAS = {
+  bet: z.object({
+    ...money,
+    provider_tx_id: intId,
+    action: z.literal('bet'),
+    bonus_code: z.string().nullish(),
+    extra_data: z.string().nullish(),
+  }),
+  winA: z.object({
+    ...money,
+    provider_tx_id: intId,
+    linked_tx_id: intId,
+    action: z.literal('win'),
+    agreggator: text,
+    bonus_code: z.string().nullish(),
+  }),
+  winB: z.object({ ...money, provider_tx_id: strId, action: z.literal('win') }),
+  rollbackA: z.object({
+    ...money,
+    provider_tx_id: intId,
+    linked_tx_id: intId,
+    action: z.literal('rollback'),
+  }),
+  rollbackB: z.object({
+    ...money,
+    provider_tx_id: strId,
+    linked_tx_id: strId,
+    action: z.literal('rollback'),
+  }),
+  balance: z.object(common),
+} as const;
+
+/** A validated money callback. Ids are strings whatever the form, so both forms meet in one ledger. */
+export interface Movement {
+  readonly kind: MoneyKind;
+  readonly form: Form;
+  readonly userId: string;
+  readonly currency: string;
+  readonly amountMinor: number;
+  readonly providerTxId: string;
+  /** The bet a win (form A) or rollback names; null for a bet and a form-B win (linked by round). */
+  readonly linkedTxId: string | null;
+  readonly provider: string;
+  readonly game: string;
+  readonly roundId: string;
+  /** `free`: a win of a free bet the operator granted; it has no bet to match (no Register Bet). */
+  readonly mode: 'default' | 'free';
+  readonly bodyHash: string;
+}
+
+export interface BalanceRequest {
+  readonly userId: string;
+  readonly currency: string;
+  readonly sessionToken: string;
+}
+
+/** Parses a raw body as JSON. @throws SandboxError BAD_REQUEST when it is not a JSON object. */
+export function parseJsonObject(raw: unknown): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(typeof raw === 'string' ? raw : '');
+  } catch {
+    throw new SandboxError('BAD_REQUEST', 'body is not valid JSON');
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    throw new SandboxError('BAD_REQUEST', 'body must be a JSON object');
+  }
+  return v as Record<string, unknown>;
+}
+
+function check<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const r = schema.safeParse(body);
+  if (r.success) return r.data;
+  const lines = r.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
+  throw new SandboxError('BAD_REQUEST', `invalid callback body: ${lines.join('; ')}`);
+}
+
+/** JSON with object keys sorted at every level, so key order never makes a replay look different. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .sort()
+      .filter((k) => o[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/** SHA-256 hex of the canonical JSON of a request body: equal for a replay, different for a conflict. */
+export function bodyHash(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+}
+
+/**
+ * Validates a money callback body of `kind` in `form`.
+ * @throws SandboxError BAD_REQUEST naming every missing or malformed field.
+ */
+export function parseMovement(kind: MoneyKind, form: Form, body: Record<string, unknown>): Movement {
+  const b =
+    kind === 'bet'
+      ? check(SCHEMAS.bet, body)
+      : kind === 'win'
+        ? check(form === 'A' ? SCHEMAS.winA : SCHEMAS.winB, body)
+        : check(form === 'A' ? SCHEMAS.rollbackA : SCHEMAS.rollbackB, body);
+  const amountMinor = toMinor(b.amount) as number;
+  if (kind !== 'rollback' && amountMinor === 0)
+    throw new SandboxError('BAD_REQUEST', `${kind} amount must be > 0`);
+  return {
+    kind,
+    form,
+    userId: b.user_id,
+    currency: b.currency,
+    amountMinor,
+    providerTxId: String(b.provider_tx_id),
+    linkedTxId: 'linked_tx_id' in b ? String(b.linked_tx_id) : null,
+    provider: b.provider,
+    game: b.game,
+    roundId: b.round_id,
+    mode: 'mode' in b && b.mode === 'free' ? 'free' : 'default',
+    bodyHash: bodyHash(body),
+  };
+}
+
+/** Validates a balance callback body. @throws SandboxError BAD_REQUEST. */
+export function parseBalance(body: Record<string, unknown>): BalanceRequest {
+  const b = check(SCHEMAS.balance, body);
+  return { userId: b.user_id, currency: b.currency, sessionToken: b.session_token };
+}
+
+/**
+ * The 200 answer to a money callback: bet and form-A win carry operator_tx_id, new_balance and
+ * old_balance; form-B rewards and rollback (both forms, contract) echo user_id, currency, provider
+ * and provider_tx_id too. All values are strings (seed 001 "Callback response fields").
+ */
+export function movementResponse(
+  m: Movement,
+  operatorTxId: string,
+  oldMinor: number,
+  newMinor: number,
+): Record<string, string> {
+  const base = {
+    operator_tx_id: operatorTxId,
+    new_balance: toDecimalString(newMinor),
+    old_balance: toDecimalString(oldMinor),
+  };
+  if (m.kind === 'bet' || (m.kind === 'win' && m.form === 'A')) return base;
+  return {
+    ...base,
+    user_id: m.userId,
+    currency: m.currency,
+    provider: m.provider,
+    provider_tx_id: m.providerTxId,
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * Settlement process: reads config, applies pending migrations, makes sure its topics exist,
+ * starts the processor and its /health, /ready, /metrics (API_HOST, SETTLEMENT_HTTP_PORT), and on
+ * SIGINT/SIGTERM stops after the batch in progress.
+ */
+import { loadConfig } from '../../lib/config.ts';
+import { createSql } from '../../lib/db.ts';
+import { createKafka } from '../../lib/kafka.ts';
+import { onShutdown } from '../../lib/lifecycle.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { migrateWhenReachable } from '../../lib/migrate.ts';
+import { ensureTopics } from '../../lib/topics.ts';
+import { startSettlementHttp } from './http.ts';
+import { buildSettlement } from './settlement.ts';
+
+const config = loadConfig();
+const logger = createLogger('settlement', config.logLevel);
+const sql = createSql(config, { max: 4 });
+const kafka = createKafka(config, 'settlement', logger);
+
+try {
+  await migrateWhenReachable(sql, config.db.schema, logger);
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, config, ['rounds', 'walletTransactions']);
+  await admin.disconnect();
+  const settlement = buildSettlement({ config, kafka, sql, logger });
+  await settlement.start();
+  const http = await startSettlementHttp(settlement, config.api.host, config.settlement.httpPort);
+  logger.info({ port: http.port }, 'settlement listening');
+  onShutdown(logger, async () => {
+    http.server.close();
+    await settlement.stop();
+    await sql.end({ timeout: 5 });
+  });
+} catch (err) {
+  logger.fatal({ err }, 'settlement failed to start');
+  await sql.end({ timeout: 1 }).catch(() => {});
+  process.exit(1);
+}

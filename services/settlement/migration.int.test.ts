@@ -1,0 +1,32 @@
+/** Migration 005 (settlement state) against real Postgres: its tables, keys and open-bets index. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestEnv, type TestEnv } from '../../projections/test-support.ts';
+
+let e: TestEnv;
+beforeAll(async () => {
+  e = await createTestEnv('mig5');
+});
+afterAll(async () => {
+  await e?.close();
+});
+
+describe('migration 005_settlement', () => {
+  it('creates the settlement tables with their keys and the open-bets index', async () => {
+    const cols = await e.sql<{ table_name: string; cols: string }[]>`
+      select table_name, string_agg(column_name, ',' order by ordinal_position) as cols
+      from information_schema.columns
+      where table_schema = ${e.config.db.schema} and table_name like 'settlement_%'
+      group by table_name order by table_name`;
+    expect(cols).toEqual([
+      { table_name: 'settlement_bets', cols: 'tx_id,game,round_id,status,state,updated_at' },
+      { table_name: 'settlement_outbox', cols: 'type,tx_id,key,value,created_at' },
+      { table_name: 'settlement_rounds', cols: 'game,round_id,finished_at,result' },
+    ]);
+    const [idx] = await e.sql<{ def: string }[]>`
+      select indexdef as def from pg_indexes where schemaname = ${e.config.db.schema} and indexname = 'settlement_bets_open'`;
+    expect(idx?.def).toMatch(/\(game, round_id\) WHERE/);
+    await expect(
+      e.sql`insert into settlement_bets (tx_id, game, round_id, status, state) values (4, 'crash', 1, 'bogus', '{}')`,
+    ).rejects.toThrow(/check constraint/);
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * What the saga reads from Postgres to make a callback: the operator's configuration (table
+ * `operators`, projections/migrations/003_wallet.sql) and the session's token and extra_data
+ * (`access_sessions`). Operator rows are cached for `cacheMs` so a change by an admin applies
+ * within that time; sessions never change the fields read here, so they are cached until evicted
+ * (at most `maxSessions`, oldest first).
+ */
+import type { Sql } from '../../lib/db.ts';
+import type { OperatorConfig, SessionInfo } from './bodies.ts';
+import { parseRetryPolicy } from './retry-policy.ts';
+
+export interface Directory {
+  /** The operator's callback configuration, or null when unknown or disabled. @throws on a database error. */
+  operator(operatorId: string, nowMs: number): Promise<OperatorConfig | null>;
+  /** The session's token and extra_data, or null when unknown. @throws on a database error. */
+  session(sessionId: string): Promise<SessionInfo | null>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface OperatorRow {
+  operator_id: string;
+  callback_form: 'A' | 'B';
+  base_url: string;
+  bet_path: string;
+  win_path: string;
+  rollback_path: string;
+  signing_secret: string;
+  timeout_ms: number;
+  retry_policy: unknown;
+}
+
+/** Maps a row to the configuration. @throws RetryPolicyError for an unusable retry_policy. */
+export function operatorFromRow(row: OperatorRow): OperatorConfig {
+  return {
+    operatorId: row.operator_id,
+    form: row.callback_form,
+    baseUrl: row.base_url.replace(/\/+$/, ''),
+    betPath: row.bet_path,
+    winPath: row.win_path,
+    rollbackPath: row.rollback_path,
+    signingSecret: row.signing_secret,
+    timeoutMs: Number(row.timeout_ms),
+    retryPolicy: parseRetryPolicy(
+      typeof row.retry_policy === 'string' ? JSON.parse(row.retry_policy) : row.retry_policy,
+    ),
+  };
+}
+
+/** A directory over `sql` (search_path = the configured schema). */
+export function createDirectory(sql: Sql, cacheMs: number, maxSessions = 50_000): Directory {
+  const operators = new Map<string, { at: number; value: OperatorConfig | null }>();
+  const sessions = new Map<string, SessionInfo>();
+  return {
+    async operator(operatorId, nowMs) {
+      const hit = operators.get(operatorId);
+      if (hit && nowMs - hit.at < cacheMs) return hit.value;
+      const rows = await sql<OperatorRow[]>`
+        select operator_id, callback_form, base_url, bet_path, win_path, rollback_path,
+               signing_secret, timeout_ms, retry_policy
+        from operators where operator_id = ${operatorId} and disabled_at is null`;
+      const value = rows[0] ? operatorFromRow(rows[0]) : null;
+      operators.set(operatorId, { at: nowMs, value });
+      return value;
+    },
+    async session(sessionId) {
+      const hit = sessions.get(sessionId);
+      if (hit) return hit;
+      if (!UUID.test(sessionId)) return null;
+      const rows = await sql<{ session_token: string; extra_data: string | null }[]>`
+        select session_token, extra_data from access_sessions where session_id = ${sessionId}`;
+      const row = rows[0];
+      if (!row) return null;
+      const info = { sessionToken: row.session_token, extraData: row.extra_data };
+      if (sessions.size >= maxSessions) sessions.delete(sessions.keys().next().value as string);
+      sessions.set(sessionId, info);
+      return info;
+    },
+  };
+}

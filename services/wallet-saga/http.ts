@@ -1,0 +1,97 @@
+/**
+ * Sends one signed callback attempt. Uses node:http(s) rather than fetch because form B is a GET
+ * with a JSON body, which fetch (undici) refuses. Signed with Standard Webhooks (npm
+ * `standardwebhooks`, https://www.standardwebhooks.com): webhook-id (the same on every retry),
+ * webhook-timestamp (Unix s of this attempt), webhook-signature `v1,<base64 HMAC-SHA256>` over
+ * `id.timestamp.body`.
+ */
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Webhook } from 'standardwebhooks';
+import { type CallbackRequest, classifyResponse, type Verdict } from './bodies.ts';
+
+/** Keep-alive agents shared by every attempt of one saga. */
+export interface CallbackClient {
+  /**
+   * Signs `req` with `secret` at `nowMs`, sends it, and classifies the answer. Never throws: a
+   * timeout (whole exchange longer than `timeoutMs`) is `failed/TIMEOUT`, a connection error
+   * `failed/OPERATOR_ERROR`.
+   */
+  send(req: CallbackRequest, secret: string, timeoutMs: number, nowMs: number): Promise<Verdict>;
+  close(): void;
+}
+
+/** The Standard Webhooks headers of `body` signed with `secret` (`whsec_…`) at `nowMs`. */
+export function signHeaders(
+  webhookId: string,
+  body: string,
+  secret: string,
+  nowMs: number,
+): Record<string, string> {
+  const at = new Date(Math.floor(nowMs / 1000) * 1000);
+  return {
+    'webhook-id': webhookId,
+    'webhook-timestamp': String(Math.floor(nowMs / 1000)),
+    'webhook-signature': new Webhook(secret).sign(webhookId, at, body),
+  };
+}
+
+/** A callback client with keep-alive connection pools (`maxSockets` per operator origin). */
+export function createCallbackClient(maxSockets = 64): CallbackClient {
+  const agents = {
+    'http:': new HttpAgent({ keepAlive: true, maxSockets }),
+    'https:': new HttpsAgent({ keepAlive: true, maxSockets }),
+  };
+  return {
+    async send(req, secret, timeoutMs, nowMs) {
+      const body = JSON.stringify(req.body);
+      let headers: Record<string, string>;
+      try {
+        headers = signHeaders(req.webhookId, body, secret, nowMs);
+      } catch (err) {
+        return { type: 'failed', code: 'OPERATOR_ERROR', reason: `cannot sign: ${(err as Error).message}` };
+      }
+      const url = new URL(req.url);
+      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      const agent = url.protocol === 'https:' ? agents['https:'] : agents['http:'];
+      const signal = AbortSignal.timeout(timeoutMs);
+      try {
+        const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+          const r = send(
+            url,
+            {
+              method: req.method,
+              agent,
+              signal,
+              headers: {
+                'content-type': 'application/json',
+                'content-length': Buffer.byteLength(body),
+                ...headers,
+              },
+            },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (c: Buffer) => chunks.push(c));
+              res.on('end', () =>
+                resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+              );
+              res.on('error', reject);
+            },
+          );
+          r.on('error', reject);
+          r.end(body);
+        });
+        return classifyResponse(req, status, text);
+      } catch (err) {
+        if (signal.aborted)
+          return { type: 'failed', code: 'TIMEOUT', reason: `no answer within ${timeoutMs} ms` };
+        const e = err as NodeJS.ErrnoException;
+        return { type: 'failed', code: 'OPERATOR_ERROR', reason: `connection error: ${e.code ?? e.message}` };
+      }
+    },
+    close() {
+      agents['http:'].destroy();
+      agents['https:'].destroy();
+    },
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * Wallet saga process: reads config, applies pending migrations (the operators table must exist),
+ * makes sure its topics exist, starts the saga and its ops endpoints (API_HOST,
+ * WALLET_SAGA_HTTP_PORT), and on SIGINT/SIGTERM stops retries, commits what is finished and
+ * disconnects. A fatal saga error exits 1 so a supervisor restarts it (the log re-drives the rest).
+ */
+
+import { loadConfig } from '../../lib/config.ts';
+import { createSql } from '../../lib/db.ts';
+import { createKafka } from '../../lib/kafka.ts';
+import { onShutdown } from '../../lib/lifecycle.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { migrateWhenReachable } from '../../lib/migrate.ts';
+import { ensureTopics } from '../../lib/topics.ts';
+import { startSagaOpsServer } from './ops-http.ts';
+import { buildWalletSaga } from './saga.ts';
+
+const config = loadConfig();
+const logger = createLogger('wallet-saga', config.logLevel);
+const sql = createSql(config);
+const kafka = createKafka(config, 'wallet-saga', logger);
+
+try {
+  await migrateWhenReachable(sql, config.db.schema, logger);
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, config, ['walletTransactions', 'walletDeadLetter']);
+  await admin.disconnect();
+
+  const saga = buildWalletSaga({
+    config,
+    kafka,
+    sql,
+    logger,
+    onFatal: () => process.exit(1),
+  });
+  await saga.start();
+  const ops = await startSagaOpsServer(saga, config.api.host, config.walletSaga.httpPort);
+  logger.info({ port: ops.port }, 'wallet saga listening');
+
+  onShutdown(logger, async () => {
+    ops.server.close();
+    await saga.stop();
+    await sql.end({ timeout: 5 });
+  });
+} catch (err) {
+  logger.fatal({ err }, 'wallet saga failed to start');
+  await sql.end({ timeout: 1 }).catch(() => {});
+  process.exit(1);
+}

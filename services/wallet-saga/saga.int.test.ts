@@ -1,0 +1,198 @@
+/**
+ * The wallet saga against the real broker and Postgres and a real HTTP operator
+ * (test-support.ts). One partition, so every player shares it (the head-of-line case).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../lib/logger.ts';
+import { waitFor } from '../../tests/helpers/processes.ts';
+import { replayParked } from './replay.ts';
+import { buildWalletSaga, type WalletSaga } from './saga.ts';
+import {
+  betPlaced,
+  betWon,
+  eventsOf,
+  type SagaEnv,
+  startSagaEnv,
+  startTestOperator,
+  type TestOperator,
+} from './test-support.ts';
+
+let op: TestOperator;
+let env: SagaEnv;
+let saga: WalletSaga;
+let nextTx = 4000;
+const newTx = () => {
+  nextTx += 4;
+  return nextTx;
+};
+const types = (txId: number) => env.events.filter((e) => e.value.tx_id === txId).map((e) => e.type);
+const until = <T>(what: string, check: () => T | undefined, ms = 20_000) => waitFor(what, check, ms, 50);
+
+beforeAll(async () => {
+  op = await startTestOperator(10_000);
+  env = await startSagaEnv(op, { timeoutMs: 2000 });
+  saga = buildWalletSaga({
+    config: env.config,
+    kafka: env.kafka,
+    sql: env.sql,
+    logger: createLogger('saga', 'silent'),
+  });
+  await saga.start();
+  await until('saga joined', () => (saga.ready() ? true : undefined));
+});
+
+afterAll(async () => {
+  await saga?.stop();
+  await env?.close();
+  await op?.close();
+});
+
+describe('wallet saga', () => {
+  it('a bet debited → CallbackSucceeded{bet} with the operator balances', async () => {
+    const bet = await env.session('alice');
+    const tx = newTx();
+    await env.append(bet, [betPlaced(bet, tx)]);
+    const [ok] = await until('bet succeeded', () => {
+      const e = eventsOf(env.events, 'CallbackSucceeded', tx);
+      return e.length ? e : undefined;
+    });
+    expect(ok?.value).toMatchObject({
+      kind: 'bet',
+      bet_tx_id: tx,
+      operator_tx_id: `op-${tx}`,
+      old_balance: '100.00',
+      new_balance: '90.00',
+      attempts: 1,
+    });
+    expect(op.balance('alice')).toBe(9000);
+    const req = op.requests.find((r) => r.body.provider_tx_id === tx);
+    expect(req?.headers['webhook-id']).toBe(`bet-${tx}`);
+    expect(req?.body).toMatchObject({ action: 'bet', amount: 10, session_token: `st-${bet.session_id}` });
+  });
+
+  it('operator 402 → BetRejected only, nothing else, no money moved', async () => {
+    const bet = await env.session('poor', { amount_minor: 50_000 });
+    const tx = newTx();
+    await env.append(bet, [betPlaced(bet, tx)]);
+    await until('rejected', () => (eventsOf(env.events, 'BetRejected', tx).length ? true : undefined));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(types(tx)).toEqual(['BetPlaced', 'BetRejected']);
+    expect(eventsOf(env.events, 'BetRejected', tx)[0]?.value).toMatchObject({ code: 'INSUFFICIENT_FUNDS' });
+    expect(op.requests.filter((r) => r.kind === 'rollback' && r.body.linked_tx_id === tx)).toHaveLength(0);
+    expect(op.balance('poor')).toBe(10_000);
+  });
+
+  it.each([
+    ['500', 'error500' as const, 'OPERATOR_ERROR'],
+    ['timeout', { delayMs: 2600 }, 'TIMEOUT'],
+    ['malformed JSON after commit', 'malformedAfterCommit' as const, 'OPERATOR_ERROR'],
+  ])(
+    'operator %s on a bet → BetRejected + RollbackRequested and the rollback is made',
+    async (name, fault, code) => {
+      const user = `u-${name.replace(/\W/g, '')}`;
+      const bet = await env.session(user);
+      op.fault(user, 'bet', () => fault);
+      const tx = newTx();
+      await env.append(bet, [betPlaced(bet, tx)]);
+      await until('rollback acknowledged', () =>
+        eventsOf(env.events, 'CallbackSucceeded', tx + 2).length ? true : undefined,
+      );
+      expect(types(tx)).toEqual(['BetPlaced', 'CallbackFailed', 'BetRejected']);
+      expect(eventsOf(env.events, 'BetRejected', tx)[0]?.value).toMatchObject({ code });
+      expect(eventsOf(env.events, 'RollbackRequested', tx + 2)[0]?.value).toMatchObject({ linked_tx_id: tx });
+      const rb = op.requests.filter((r) => r.kind === 'rollback' && r.body.provider_tx_id === tx + 2);
+      expect(rb.length).toBeGreaterThanOrEqual(1);
+      expect(rb[0]?.headers['webhook-id']).toBe(`rollback-${tx + 2}`);
+      // Whatever the bet did at the operator, the player ends where they started.
+      await until('balance restored', () => (op.balance(user) === 10_000 ? true : undefined), 5000);
+    },
+  );
+
+  it('a win is retried through transient 500s until acknowledged, and credited once', async () => {
+    const bet = await env.session('winner');
+    const tx = newTx();
+    op.fault('winner', 'win', (attempt) => (attempt <= 2 ? 'error500' : 'none'));
+    await env.append(bet, [betPlaced(bet, tx)]);
+    await until('bet ok', () => (eventsOf(env.events, 'CallbackSucceeded', tx).length ? true : undefined));
+    await env.append(bet, [betWon(bet, tx, 2500)]);
+    const [ok] = await until('win ok', () => {
+      const e = eventsOf(env.events, 'CallbackSucceeded', tx + 1);
+      return e.length ? e : undefined;
+    });
+    expect(ok?.value).toMatchObject({ kind: 'win', attempts: 3, bet_tx_id: tx, amount_minor: 2500 });
+    const wins = op.requests.filter((r) => r.kind === 'win' && r.body.provider_tx_id === tx + 1);
+    expect(wins).toHaveLength(3);
+    expect(new Set(wins.map((r) => r.headers['webhook-id']))).toEqual(new Set([`win-${tx + 1}`]));
+    expect(new Set(wins.map((r) => JSON.stringify(r.body))).size).toBe(1);
+    expect(op.movements.filter((m) => m.txId === String(tx + 1))).toHaveLength(1);
+    expect(op.balance('winner')).toBe(10_000 - 1000 + 2500);
+  });
+
+  it('a win whose retries are used up is parked, then wallet:replay re-drives it and it is credited once', async () => {
+    const bet = await env.session('parked');
+    const tx = newTx();
+    let down = true;
+    op.fault('parked', 'win', () => (down ? 'error500' : 'none'));
+    await env.append(bet, [betPlaced(bet, tx)]);
+    await until('bet ok', () => (eventsOf(env.events, 'CallbackSucceeded', tx).length ? true : undefined));
+    await env.append(bet, [betWon(bet, tx, 3000)]);
+    const dl = await until('parked', () => env.parked.find((p) => p.headers['tx-id'] === String(tx + 1)));
+    expect(dl.event.type).toBe('BetSettled');
+    expect(dl.headers).toMatchObject({ attempts: '4', kind: 'win', 'source-partition': '0' });
+    expect(dl.headers.reason).toContain('HTTP 500');
+    expect(dl.headers['source-offset']).toMatch(/^\d+$/);
+    await until('CallbackFailed parked', () =>
+      eventsOf(env.events, 'CallbackFailed', tx + 1).some((e) => (e.value as { parked: boolean }).parked)
+        ? true
+        : undefined,
+    );
+    expect(op.balance('parked')).toBe(9000);
+
+    down = false;
+    const logger = createLogger('replay', 'silent');
+    const first = await replayParked({ config: env.config, kafka: env.kafka, logger, txIds: [tx + 1] });
+    expect(first.replayed).toBe(1);
+    await until('win ok after replay', () =>
+      eventsOf(env.events, 'CallbackSucceeded', tx + 1).length ? true : undefined,
+    );
+    expect(op.balance('parked')).toBe(9000 + 3000);
+    // Replayed once: a second run finds nothing new for this tx id.
+    const second = await replayParked({ config: env.config, kafka: env.kafka, logger, txIds: [tx + 1] });
+    expect(second.replayed).toBe(0);
+    expect(op.movements.filter((m) => m.txId === String(tx + 1))).toHaveLength(1);
+  });
+
+  it('a slow player does not delay another player on the same partition', async () => {
+    const slow = await env.session('slowpoke');
+    const fast = await env.session('speedy');
+    op.fault('slowpoke', 'bet', () => ({ delayMs: 1500 }));
+    const slowTx = newTx();
+    const fastTx = newTx();
+    const t0 = Date.now();
+    await env.append(slow, [betPlaced(slow, slowTx)]);
+    await env.append(fast, [betPlaced(fast, fastTx)]);
+    await until('fast done', () =>
+      eventsOf(env.events, 'CallbackSucceeded', fastTx).length ? true : undefined,
+    );
+    const fastMs = Date.now() - t0;
+    await until('slow done', () =>
+      eventsOf(env.events, 'CallbackSucceeded', slowTx).length ? true : undefined,
+    );
+    const slowMs = Date.now() - t0;
+    console.log(`head-of-line check: fast player ${fastMs} ms, slow player ${slowMs} ms`);
+    expect(slowMs).toBeGreaterThanOrEqual(1500);
+    expect(fastMs).toBeLessThan(1000);
+    // The fast player's callback reached the operator while the slow one was still pending.
+    const fastReq = op.requests.find((r) => r.body.provider_tx_id === fastTx);
+    const slowReq = op.requests.find((r) => r.body.provider_tx_id === slowTx);
+    expect(fastReq && slowReq && fastReq.at - slowReq.at).toBeLessThan(1000);
+  });
+
+  it('serves /ready and counts callbacks in its metrics', async () => {
+    const text = await saga.metrics.registry.metrics();
+    expect(text).toMatch(/wallet_saga_callbacks_total\{kind="bet",outcome="ok"\} [1-9]/);
+    expect(text).toMatch(/wallet_saga_parked_total\{kind="win"\} 1/);
+    expect(text).toMatch(/wallet_saga_retries_total\{kind="win"\} [1-9]/);
+    expect(saga.status()).toMatchObject({ joined: true, failed: false });
+  });
+});
