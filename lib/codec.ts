@@ -84,10 +84,16 @@ export function encode(subject: string, value: unknown): Buffer {
 
 /**
  * Decodes a framed record, resolving it to the newest schema of its subject.
+ * `expectedSubject`, when given, is checked from the header before the body is read, so a record of
+ * another event type is refused by name rather than by a confusing Avro body error.
  * @returns the schema id found in the header, its subject and the decoded value.
- * @throws DecodeError for a missing value, a wrong magic byte, an unknown schema id or a bad body.
+ * @throws DecodeError for a missing value, a wrong magic byte, an unknown schema id, a schema of
+ *   another subject than `expectedSubject`, or a bad body.
  */
-export function decode(buf: Buffer | null | undefined): {
+export function decode(
+  buf: Buffer | null | undefined,
+  expectedSubject?: string,
+): {
   schemaId: number;
   subject: string;
   value: unknown;
@@ -98,6 +104,8 @@ export function decode(buf: Buffer | null | undefined): {
   const id = buf.readUInt32BE(1);
   const writer = registry.get(id);
   if (!writer) throw new DecodeError(`unknown schema id ${id}`);
+  if (expectedSubject !== undefined && writer.subject !== expectedSubject)
+    throw new DecodeError(`schema id ${id} is ${writer.subject}, expected ${expectedSubject}`);
   const resolver = resolvers.get(id) ?? undefined;
   const reader = (latestBySubject.get(writer.subject) as LoadedSchema).type;
   try {

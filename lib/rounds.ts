@@ -73,8 +73,7 @@ function toAvroResult(r: RoundResult): Avro.RoundFinished['result'] {
  * @throws DecodeError for bad framing, another subject, or a result that does not match its game.
  */
 export function decodeRound(buf: Buffer | null | undefined): RoundFinished {
-  const { subject, value } = decode(buf);
-  if (subject !== ROUNDS_SUBJECT) throw new DecodeError(`expected ${ROUNDS_SUBJECT}, got ${subject}`);
+  const { value } = decode(buf, ROUNDS_SUBJECT);
   const v = value as Omit<RoundFinished, 'type' | 'result'> & {
     result: Record<string, Record<string, unknown>>;
   };

@@ -3,6 +3,7 @@
  * a produced log, checkpoint equal to the high-water mark, dead-lettering of undecodable records.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { encode, latestSchema } from '../lib/codec.ts';
 import { loadConfig } from '../lib/config.ts';
 import { GAMES } from '../lib/games.ts';
 import { partitionOffsets, readRange } from '../lib/kafka.ts';
@@ -46,6 +47,8 @@ afterEach(async () => {
   await env?.close();
   env = undefined;
 });
+
+const KEY_DELETED = 'casino.auth.KeyDeleted';
 
 describe('rounds projector', () => {
   it('projects every RoundFinished into history rows and the game list, checkpoint = high-water', async () => {
@@ -120,15 +123,26 @@ describe('rounds projector', () => {
         roundMessage(sampleRound('crash', from + i, T0 + (from + i) * 1000)),
       );
     const garbage = { key: 'crash', value: Buffer.from('garbage bytes') };
-    const wrongSchema = {
+    const unknownSchema = {
       key: 'crash',
       value: Buffer.concat([
-        Buffer.from([0, 0, 0, 0, 7]),
+        Buffer.from([0, 0, 0, 0x0f, 0xff]),
         encodeRound(sampleRound('crash', 99, T0)).subarray(5),
       ]),
     };
+    // A well-formed record of another event type (an auth-keys event) on the wrong topic.
+    const otherEvent = {
+      key: 'crash',
+      value: encode(KEY_DELETED, { key_id: 'k1', at: T0 }),
+    };
     // One key, so every record lands on one partition in this order.
-    await produceAll(e.producer, e.topic, [...valid(1, 10), garbage, wrongSchema, ...valid(11, 10)]);
+    await produceAll(e.producer, e.topic, [
+      ...valid(1, 10),
+      garbage,
+      unknownSchema,
+      otherEvent,
+      ...valid(11, 10),
+    ]);
 
     const projector = await startProjector(e);
     await caughtUp(e);
@@ -136,8 +150,8 @@ describe('rounds projector', () => {
     expect(count?.n).toBe(20);
 
     const dead = await readDeadLetters(e);
-    expect(dead).toHaveLength(2);
-    const [first, second] = dead;
+    expect(dead).toHaveLength(3);
+    const [first, second, third] = dead;
     expect(first?.value).toEqual(garbage.value);
     expect(first?.key).toBe('crash');
     expect(first?.headers['dlq-reason']).toBe('bad magic byte 103');
@@ -146,13 +160,18 @@ describe('rounds projector', () => {
       'dlq-offset': '10',
       'dlq-projection': 'rounds',
     });
-    expect(second?.value).toEqual(wrongSchema.value);
-    expect(second?.headers['dlq-reason']).toBe('unknown schema id 7');
+    expect(second?.value).toEqual(unknownSchema.value);
+    expect(second?.headers['dlq-reason']).toBe('unknown schema id 4095');
     expect(second?.headers['dlq-offset']).toBe('11');
+    expect(third?.value).toEqual(otherEvent.value);
+    expect(third?.headers['dlq-offset']).toBe('12');
+    expect(third?.headers['dlq-reason']).toBe(
+      `schema id ${latestSchema(KEY_DELETED).id} is ${KEY_DELETED}, expected rounds-value`,
+    );
     expect(first?.headers['dlq-partition']).toBe(String(first?.partition));
     expect(
       await projector.metrics.registry.getSingleMetricAsString('projector_records_dead_lettered_total'),
-    ).toMatch(/ 2$/m);
+    ).toMatch(/ 3$/m);
 
     // It keeps going, and a restart resumes after the bad records instead of dead-lettering them again.
     await produceAll(e.producer, e.topic, valid(21, 5));
@@ -165,7 +184,7 @@ describe('rounds projector', () => {
     expect(rows.map((r) => Number(r.r) - 1_000_000_000_000)).toEqual(
       Array.from({ length: 26 }, (_, i) => i + 1),
     );
-    expect(await readDeadLetters(e)).toHaveLength(2);
+    expect(await readDeadLetters(e)).toHaveLength(3);
   });
 
   it('takes its position from Postgres: a new group resumes at the checkpoint, a wiped read model is rebuilt', async () => {
