@@ -1,9 +1,11 @@
 # shellcheck shell=bash
 # Shared helpers of the scripts/*.sh infrastructure scripts; sourced, never run.
-# Sets ROOT (repository root), DATA_DIR (.data) and LOG_DIR (.data/logs).
+# Sets ROOT (repository root), DATA_DIR (.data, or CASINO_DATA_DIR: a second, private set of servers
+# for fault drills, with its own KAFKA_PORT, KAFKA_CONTROLLER_PORT, PGPORT, REDIS_PORT) and LOG_DIR
+# (DATA_DIR/logs).
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-DATA_DIR="$ROOT/.data"
+DATA_DIR="${CASINO_DATA_DIR:-$ROOT/.data}"
 # shellcheck disable=SC2034 # used by the scripts that source this file
 LOG_DIR="$DATA_DIR/logs"
 TSX="$ROOT/node_modules/.bin/tsx"

@@ -56,15 +56,27 @@ async function ok(url: string): Promise<true | undefined> {
   return res.ok ? true : undefined;
 }
 
+export interface StackOptions {
+  /** ROUND_SPEED of the round engine (default 20). */
+  readonly roundSpeed?: number;
+  /**
+   * Settings added to every service's environment and to the stack's own config (e.g. the
+   * KAFKA_BROKERS and DATABASE_URL of a private broker and database for a fault drill).
+   */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
 /**
  * Starts the stack and waits until every game has a round in the read model, the edges are
  * ready, and the gateway serves the certificate hash.
  * @throws when a service exits or is not ready within two minutes (with every service's output).
  */
-export async function startStack(roundSpeed = 20): Promise<Stack> {
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const roundSpeed = options.roundSpeed ?? 20;
+  const extra = options.env ?? {};
   const ns = `${uniqueId('e2e-browser-')}-`;
   const schema = uniqueId('e2e_browser_');
-  const config = loadConfig(process.env, { TOPIC_NAMESPACE: ns, DATABASE_SCHEMA: schema });
+  const config = loadConfig({ ...process.env, ...extra }, { TOPIC_NAMESPACE: ns, DATABASE_SCHEMA: schema });
   const kafka = createKafka(config, 'browser-e2e', createLogger('test', 'warn'));
   const admin = kafka.admin();
   await admin.connect();
@@ -96,6 +108,7 @@ export async function startStack(roundSpeed = 20): Promise<Stack> {
     await port(),
   ];
   const env: Record<string, string> = {
+    ...extra,
     TOPIC_NAMESPACE: ns,
     DATABASE_SCHEMA: schema,
     PROJECTOR_GROUP: `${ns}projector`,
