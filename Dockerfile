@@ -10,8 +10,9 @@ COPY package.json package-lock.json ./
 RUN npm install --no-fund --no-audit && npm cache clean --force
 
 COPY . .
-# .data holds the round engine's generated server seed (a volume in compose); owned by the runtime user.
-RUN mkdir -p /app/.data/round-engine && chown -R node:node /app/.data
+# .data holds the round engine's generated server seed and the sandbox operator's credentials
+# (volumes in compose, which take this ownership when first created); owned by the runtime user.
+RUN mkdir -p /app/.data/round-engine /app/.data/sandbox && chown -R node:node /app/.data
 
 USER node
 ENV KAFKAJS_NO_PARTITIONER_WARNING=1

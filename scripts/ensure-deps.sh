@@ -9,6 +9,8 @@
 #     installed with apt-get when running as root, else the command to run is printed.
 #   - with --browser: Debian's chromium (/usr/bin/chromium) for the browser tests (tests/browser), which
 #     drive it with playwright-core; npm start does not need it, so only scripts/test.sh asks for it.
+#   - with --proxy: Debian's nginx (/usr/sbin/nginx), which tests/proxy.e2e.test.ts runs with the compose
+#     deployment's reverse proxy configuration (ops/nginx/casino.conf.template); only scripts/test.sh asks.
 #   - redis-server (with redis-cli) for the local Redis of scripts/redis.sh, the shared rate-limit store
 #     and its integration test: installed with apt-get when running as root, else the command is printed.
 # The local Postgres server is installed on demand by scripts/postgres.sh (and Redis by scripts/redis.sh
@@ -19,10 +21,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/_common.sh"
 cd "$ROOT"
 export DEBIAN_FRONTEND=noninteractive
 want_browser=0
+want_proxy=0
 for arg in "$@"; do
   case "$arg" in
     --browser) want_browser=1 ;;
-    *) die deps "unknown option $arg (known: --browser)" ;;
+    --proxy) want_proxy=1 ;;
+    *) die deps "unknown option $arg (known: --browser, --proxy)" ;;
   esac
 done
 
@@ -94,4 +98,8 @@ fi
 # playwright-core brings no browser of its own; the tests launch this one (executablePath).
 if ((want_browser == 1)) && [[ ! -x /usr/bin/chromium ]]; then
   apt_install chromium chromium
+fi
+
+if ((want_proxy == 1)) && [[ ! -x /usr/sbin/nginx ]]; then
+  apt_install nginx nginx
 fi

@@ -30,7 +30,7 @@ step() {
   "$@"
 }
 
-step bash scripts/ensure-deps.sh --browser
+step bash scripts/ensure-deps.sh --browser --proxy
 step "$BIN/biome" check --no-errors-on-unmatched .
 step "$BIN/tsc" --noEmit -p tsconfig.json
 # The WebTransport edge runs on Deno, outside tsconfig.json: Deno type-checks it.
