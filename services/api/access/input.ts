@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { CURRENCIES, toMinor } from '../../../lib/wallet/money.ts';
+import { DEFAULT_RETRY_POLICY } from '../../wallet-saga/retry-policy.ts';
 import { InvalidInputError } from '../errors.ts';
 
 /** expires_in_minutes bounds and default (docs/decisions.md "Issue 5"). */
@@ -73,14 +74,15 @@ export const createOperatorBody = z
     timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
     retry_policy: z
       .object({
-        retries: z.number().int().min(0).max(100).default(8),
-        minTimeoutMs: z.number().int().min(1).max(3_600_000).default(500),
-        maxTimeoutMs: z.number().int().min(1).max(86_400_000).default(60_000),
-        factor: z.number().min(1).max(10).default(2),
+        retries: z.number().int().min(0).max(100).default(DEFAULT_RETRY_POLICY.retries),
+        minTimeoutMs: z.number().int().min(1).max(3_600_000).default(DEFAULT_RETRY_POLICY.minTimeoutMs),
+        maxTimeoutMs: z.number().int().min(1).max(86_400_000).default(DEFAULT_RETRY_POLICY.maxTimeoutMs),
+        factor: z.number().min(1).max(10).default(DEFAULT_RETRY_POLICY.factor),
       })
       .strict()
       .refine((p) => p.maxTimeoutMs >= p.minTimeoutMs, 'maxTimeoutMs must be >= minTimeoutMs')
-      .default({ retries: 8, minTimeoutMs: 500, maxTimeoutMs: 60_000, factor: 2 }),
+      // The saga's published schedule (services/wallet-saga/retry-policy.ts, docs/decisions.md).
+      .default({ ...DEFAULT_RETRY_POLICY }),
   })
   .strict();
 export type CreateOperatorBody = z.infer<typeof createOperatorBody>;

@@ -38,7 +38,7 @@ describe('operators registry (admin)', () => {
       balance_path: '/wallet/balance',
       rollback_path: '/wallet/rollback',
       timeout_ms: 10_000,
-      retry_policy: { retries: 8, minTimeoutMs: 500, maxTimeoutMs: 60_000, factor: 2 },
+      retry_policy: { retries: 10, minTimeoutMs: 500, maxTimeoutMs: 60_000, factor: 2 },
       disabled_at: null,
     });
     const list = await t.app.inject({ method: 'GET', url: '/admin/operators', headers: adminH() });
