@@ -6,6 +6,7 @@
  * (GET /play/bets/:tx) until it is settled, rejected or cancelled.
  */
 import { el, setStatus } from '../common.js';
+import { roundValue } from '../render.js';
 import { connect } from '../transports.js';
 
 const $ = (id) => document.getElementById(id);
@@ -16,15 +17,28 @@ let token = null;
 let session = null;
 let nextRound = null;
 
-/** Problem JSON (RFC 7807) or any JSON error to one line. */
-async function problemText(res) {
+/** Problem JSON (RFC 7807) or any JSON error to one line, with the problem's `code` when present. */
+async function problemOf(res) {
   try {
     const b = await res.json();
-    return b.detail || b.title || b.error?.message || b.error || `HTTP ${res.status}`;
+    return {
+      message: b.detail || b.title || b.error?.message || b.error || `HTTP ${res.status}`,
+      code: typeof b.code === 'string' ? b.code : undefined,
+    };
   } catch {
-    return `HTTP ${res.status}`;
+    return { message: `HTTP ${res.status}`, code: undefined };
   }
 }
+
+/** What the page says when the game URL cannot be opened, by the problem's code (services/api/access/play.ts). */
+const OPEN_REFUSED = {
+  LAUNCH_USED: [
+    'Link already used',
+    'This game link was already used; it works once. Ask your operator for a new one.',
+  ],
+  LAUNCH_EXPIRED: ['Link expired', 'This game link has expired. Ask your operator for a new one.'],
+  LAUNCH_NOT_FOUND: ['Unknown link', 'This game link is not valid. Ask your operator for a new one.'],
+};
 
 async function call(method, path, body) {
   const res = await fetch(path, {
@@ -36,7 +50,10 @@ async function call(method, path, body) {
     body: body ? JSON.stringify(body) : undefined,
     cache: 'no-store',
   });
-  if (!res.ok) throw Object.assign(new Error(await problemText(res)), { status: res.status });
+  if (!res.ok) {
+    const p = await problemOf(res);
+    throw Object.assign(new Error(p.message), { status: res.status, code: p.code });
+  }
   return res.status === 204 ? null : res.json();
 }
 
@@ -144,13 +161,7 @@ function showLive() {
     {
       onState: (level, text) => setStatus(status, level, text),
       onRound: (round) => {
-        $('last-result').textContent = String(
-          round.extras?.point ??
-            round.extras?.color ??
-            round.extras?.multiplier ??
-            round.extras?.trending ??
-            '?',
-        );
+        $('last-result').textContent = roundValue(round);
         $('last-round').textContent = String(round.round_id);
         nextRound = Number(round.round_id) + 1;
         $('next-round').textContent = String(nextRound);
@@ -165,8 +176,10 @@ async function main() {
     token = state.token;
     session = state.session;
   } catch (err) {
-    setStatus(status, 'error', err.status === 410 ? 'Link already used' : 'Cannot open the game');
-    $('fatal').textContent = err.message;
+    const [title, text] = OPEN_REFUSED[err.code] ?? ['Cannot open the game', err.message];
+    setStatus(status, 'error', title);
+    $('game-name').textContent = '';
+    $('fatal').textContent = text;
     return;
   }
   $('game-name').textContent = session.game;

@@ -10,8 +10,9 @@
  *   −amount if the bet's debit succeeded, + payout if the win succeeded, + amount if a rollback
  *   succeeded after a debit that succeeded (a free bet has no debit, only its win). A bet whose debit failed or timed out counts 0 on the
  *   platform: the operator must then show no debit, or a debit and its refund (compensation).
- * Rows still pending, failed or parked are outstanding, not mismatches; `settled` is false while
- * any remain. Every operator movement must belong to a bet the platform knows. Each account's
+ * Rows still pending, failed or parked are outstanding, not mismatches, and so is a debited (or
+ * free) bet whose round is still open (its win may yet be owed); `settled` is false while any
+ * remain. Every operator movement must belong to a bet the platform knows. Each account's
  * balance must equal its first balance plus its movements.
  */
 import type { Sql } from '../../lib/db.ts';
@@ -38,7 +39,7 @@ export interface ReconcileReport {
   readonly unknown: readonly string[];
   /** Accounts whose balance is not the first balance plus their movements. */
   readonly broken_accounts: readonly string[];
-  /** Platform rows not final yet: tx id and status. */
+  /** Platform rows not final yet: tx id and status (`open`: a confirmed bet whose round is not settled). */
   readonly outstanding: readonly { tx_id: string; kind: string; status: string }[];
 }
 
@@ -93,9 +94,12 @@ export async function reconcile(sql: Sql, input: ReconcileInput): Promise<Reconc
     [input.initialBalanceMinor],
   );
   const outstanding = await sql.unsafe<{ tx_id: string; kind: string; status: string }[]>(
-    `select tx_id::text, kind, status from ${p}.wallet_transactions
-     where operator_id = $1 and not demo and status in ('pending', 'failed', 'parked')
-       and not (kind = 'bet' and mode = 'free')
+    `select tx_id::text, kind,
+            case when status = 'succeeded' then 'open' else status end as status
+     from ${p}.wallet_transactions
+     where operator_id = $1 and not demo
+       and ((status in ('pending', 'failed', 'parked') and not (kind = 'bet' and mode = 'free'))
+            or (kind = 'bet' and status = 'succeeded' and round_status = 'open'))
      order by tx_id`,
     [op],
   );

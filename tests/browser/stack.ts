@@ -2,7 +2,9 @@
  * The whole platform as child processes for the browser tests: API, projector, round engine,
  * edge (WebSocket, SSE, gRPC and its proxy), the Deno WebTransport edge, and the gateway that puts
  * pages, /api, /ws, /sse, /grpc-proxy and /webtransport/cert-hash on one origin, as `npm start`
- * does. Everything runs in its own topic namespace, database schema, consumer group, certificate
+ * does. With `wallet: true` also the operator sandbox, the settlement processor and the wallet
+ * saga, with the sandbox registered as the operator (and, with `bots`, simulated players).
+ * Everything runs in its own topic namespace, database schema, consumer groups, certificate
  * directory and free ports, and `stop()` removes what `startStack()` made.
  */
 import { execFileSync } from 'node:child_process';
@@ -23,6 +25,9 @@ import {
   uniqueId,
   waitFor,
 } from '../helpers/processes.ts';
+import { registerWallet, type WalletStack, walletEnv, walletGroups } from './wallet-stack.ts';
+
+export type { WalletStack } from './wallet-stack.ts';
 
 export interface Stack {
   /** The gateway's origin, e.g. `http://127.0.0.1:41234`: every page and endpoint is under it. */
@@ -38,6 +43,13 @@ export interface Stack {
   /** Stops service `name` (SIGTERM, graceful); `startOne` starts it again with the same settings. */
   stopOne(name: string): Promise<void>;
   startOne(name: string): void;
+  /** With `wallet: true`: the operator, the sandbox and the reconciliation. */
+  readonly wallet?: WalletStack;
+}
+
+/** A stack started with `wallet: true`. */
+export interface StackWithWallet extends Stack {
+  readonly wallet: WalletStack;
 }
 
 const DENO_ARGS = [
@@ -64,6 +76,13 @@ export interface StackOptions {
    * KAFKA_BROKERS and DATABASE_URL of a private broker and database for a fault drill).
    */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Also start services/operator-sandbox, services/settlement and services/wallet-saga, and
+   * register the sandbox as the operator (services `sandbox`, `settlement`, `saga`).
+   */
+  readonly wallet?: boolean;
+  /** With `wallet`: services/bots (service `bots`) with this many players and mean pause, ms (1000). */
+  readonly bots?: { readonly players: number; readonly betIntervalMs?: number };
 }
 
 /**
@@ -71,7 +90,10 @@ export interface StackOptions {
  * ready, and the gateway serves the certificate hash.
  * @throws when a service exits or is not ready within two minutes (with every service's output).
  */
+export async function startStack(options: StackOptions & { wallet: true }): Promise<StackWithWallet>;
+export async function startStack(options?: StackOptions): Promise<Stack>;
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  if (options.bots && !options.wallet) throw new Error('startStack: bots need wallet: true');
   const roundSpeed = options.roundSpeed ?? 20;
   const extra = options.env ?? {};
   const ns = `${uniqueId('e2e-browser-')}-`;
@@ -107,14 +129,35 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await port(),
     await port(),
   ];
+  const walletDir = options.wallet ? mkdtempSync(join(tmpdir(), 'browser-e2e-wallet-')) : undefined;
+  const wallet = walletDir
+    ? walletEnv(
+        ns,
+        schema,
+        { sandbox: await port(), saga: await port(), settlement: await port() },
+        walletDir,
+      )
+    : undefined;
   const env: Record<string, string> = {
+    ...wallet?.defaults,
+    ...(options.bots
+      ? {
+          BOTS_PLAYERS: String(options.bots.players),
+          BOTS_BET_INTERVAL_MS: String(options.bots.betIntervalMs ?? 1000),
+        }
+      : {}),
     ...extra,
+    ...wallet?.fixed,
+    // game_url of request-access must open on this stack's gateway.
+    PUBLIC_BASE_URL: `http://127.0.0.1:${gateway}`,
     TOPIC_NAMESPACE: ns,
     DATABASE_SCHEMA: schema,
     PROJECTOR_GROUP: `${ns}projector`,
     API_PORT: String(api),
     ROUND_ENGINE_PORT: '0',
     PROJECTOR_PORT: '0',
+    GATEWAY_OPS_PORT: '0',
+    BOTS_HTTP_PORT: '0',
     ROUND_SPEED: String(roundSpeed),
     ROUND_CHAIN_LENGTH: '1000',
     ROUND_SERVER_SEED: 'be'.repeat(32),
@@ -142,9 +185,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         env,
       ),
     gateway: () => startService('services/gateway/main.ts', env),
+    ...(wallet
+      ? {
+          sandbox: () => startService('services/operator-sandbox/main.ts', env),
+          settlement: () => startService('services/settlement/main.ts', env),
+          saga: () => startService('services/wallet-saga/main.ts', env),
+        }
+      : {}),
   };
   const services: Record<string, Service> = {};
   for (const [name, start] of Object.entries(starters)) services[name] = start();
+  // Bots need the operator file, written once the stack is up; started last.
+  if (options.bots) starters.bots = () => startService('services/bots/main.ts', env);
+  let walletHandle: WalletStack | undefined;
   const logs = () =>
     Object.entries(services)
       .map(([name, s]) => `----- ${name}\n${s.output().slice(-4000)}`)
@@ -153,14 +206,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   const stop = async () => {
     await Promise.all(Object.values(services).map((s) => s.stop('SIGTERM')));
+    await walletHandle?.sql.end({ timeout: 5 });
     const sql = createSql(config, { max: 1 });
     await sql.unsafe(`drop schema if exists "${schema}" cascade`).catch(() => {});
+    if (wallet)
+      await sql.unsafe(`drop schema if exists "${wallet.fixed.SANDBOX_DB_SCHEMA}" cascade`).catch(() => {});
     await sql.end();
     await admin.connect();
     const topics = (Object.keys(TOPICS) as TopicKey[]).map((k) => topicName(config, k));
     await admin.deleteTopics({ topics }).catch(() => {});
+    if (wallet) await admin.deleteGroups(walletGroups(env)).catch(() => {});
     await admin.disconnect();
     rmSync(certDir, { recursive: true, force: true });
+    if (walletDir) rmSync(walletDir, { recursive: true, force: true });
   };
 
   // waitFor retries on errors, so a service that died is reported as a value and thrown after.
@@ -176,13 +234,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         const ready =
           (await ok(`http://127.0.0.1:${edgeHttp}/ready`)) &&
           (await ok(`http://127.0.0.1:${wtHttp}/ready`)) &&
-          (await ok(`${base}/webtransport/cert-hash`));
+          (await ok(`${base}/webtransport/cert-hash`)) &&
+          (!wallet ||
+            ((await ok(`http://127.0.0.1:${wallet.fixed.SANDBOX_PORT}/ready`)) &&
+              (await ok(`http://127.0.0.1:${wallet.fixed.WALLET_SAGA_HTTP_PORT}/ready`)) &&
+              (await ok(`http://127.0.0.1:${wallet.fixed.SETTLEMENT_HTTP_PORT}/ready`))));
         return ready ? 'ready' : undefined;
       },
       120_000,
       500,
     );
     if (result !== 'ready') throw new Error(result);
+    if (wallet) walletHandle = await registerWallet(env);
+    if (starters.bots) services.bots = starters.bots();
   } catch (err) {
     const text = `${(err as Error).message}\n${logs()}`;
     await stop();
@@ -200,5 +264,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const startOne = (name: string) => {
     services[name] = starter(name)();
   };
-  return { base, wtPort: wt, edgeHttpPort: edgeHttp, services, logs, stop, stopOne, startOne };
+  return {
+    base,
+    wtPort: wt,
+    edgeHttpPort: edgeHttp,
+    services,
+    logs,
+    stop,
+    stopOne,
+    startOne,
+    ...(walletHandle ? { wallet: walletHandle } : {}),
+  };
 }

@@ -221,5 +221,21 @@ describe('player routes', () => {
       expect(await t.end('walletTransactions')).toBe(before);
       expect(await t.count('access_round_bets')).toBe(counts);
     });
+
+    it('a non-finite amount (1e400 parses to Infinity) and an amount above the maximum', async () => {
+      const before = await t.end('walletTransactions');
+      for (const amount of ['1e400', '-1e400', '1000000.01']) {
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/play/bets',
+          headers: { ...as(crash), 'content-type': 'application/json' },
+          payload: `{"amount":${amount},"selection":{"auto_cashout":"2.00"}}`,
+        });
+        expect(res.statusCode, amount).toBe(400);
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect((res.json() as { detail: string }).detail).toMatch(/^amount: /);
+      }
+      expect(await t.end('walletTransactions')).toBe(before);
+    });
   });
 });

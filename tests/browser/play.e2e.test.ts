@@ -1,0 +1,239 @@
+/**
+ * The player game page (public/play/, issue 5 item 3) in headless Chromium, reached through the
+ * game_url of real sessions on the whole stack with the wallet services (tests/browser/stack.ts,
+ * `wallet: true`): the balance from the operator's Balance callback, a live round arriving over
+ * SSE, a bet placed through the form and followed until settled with the balance moving by the
+ * stake and the payout; a demo session betting its virtual balance with no callback to the
+ * operator; and the game URL refused with a clear "link already used" when opened again.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledger, requestAccess } from '../helpers/wallet-players.ts';
+import { type StackWithWallet, startStack } from './stack.ts';
+
+/** Debian's Chromium and its flags, as tests/browser/pages.e2e.test.ts launches it. */
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+const SHOTS = join(tmpdir(), 'casino-browser-shots');
+const STAKE = 5;
+
+let stack: StackWithWallet;
+let ctx: BrowserContext;
+let profile: string;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} not found: run bash scripts/ensure-deps.sh --browser`);
+  mkdirSync(SHOTS, { recursive: true });
+  // Double rounds of 3 s: a bet placed just after a round arrives lands well inside the next one.
+  stack = await startStack({ wallet: true, roundSpeed: 5 });
+  profile = mkdtempSync(join(tmpdir(), 'browser-e2e-profile-'));
+  ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1280, height: 900 },
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await ctx?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  await stack?.stop();
+}, 60_000);
+
+async function gameUrl(body: Record<string, unknown>): Promise<string> {
+  const r = await requestAccess(stack.base, stack.wallet.apiToken, body);
+  expect(r.status).toBe(200);
+  expect(r.body.game_url.startsWith(`${stack.base}/play/?launch=`)).toBe(true);
+  return r.body.game_url;
+}
+
+async function openPage(url: string): Promise<{ page: Page; errors: string[] }> {
+  const page = await ctx.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(url);
+  return { page, errors };
+}
+
+const text = async (page: Page, selector: string) =>
+  ((await page.locator(selector).textContent()) ?? '').trim();
+
+/** The live round the page shows now: its id and result, read together. */
+const liveRound = (page: Page) =>
+  page.evaluate(() => ({
+    round: document.getElementById('last-round')?.textContent ?? '',
+    result: document.getElementById('last-result')?.textContent ?? '',
+  }));
+
+/** Waits for a round newer than the one shown, then submits the form; returns the bet's row. */
+async function betOnNextRound(page: Page): Promise<{ tx: number; round: string }> {
+  const shown = await text(page, '#last-round');
+  await page.waitForFunction(
+    (before) => {
+      const now = document.getElementById('last-round')?.textContent ?? '–';
+      return now !== '–' && now !== before;
+    },
+    shown,
+    { timeout: 30_000 },
+  );
+  await page.fill('#amount', String(STAKE));
+  await page.click('#place');
+  const row = page.locator('#bets tr').first();
+  await row.waitFor({ timeout: 10_000 });
+  expect(await text(page, '#bet-error')).toBe('');
+  return {
+    tx: Number(await row.getAttribute('data-tx')),
+    round: (await row.locator('td').nth(1).textContent()) ?? '',
+  };
+}
+
+/** Waits until the bet's row shows won or lost and returns it. */
+async function settledRow(page: Page, tx: number): Promise<{ outcome: string; result: string }> {
+  const row = page.locator(`#bets tr[data-tx="${tx}"]`);
+  await page.waitForFunction(
+    (id) => {
+      const tr = document.querySelector(`#bets tr[data-tx="${id}"]`);
+      return tr !== null && ['won', 'lost', 'cancelled'].includes(tr.className);
+    },
+    tx,
+    { timeout: 60_000 },
+  );
+  return {
+    outcome: (await row.getAttribute('class')) ?? '',
+    result: (await row.locator('td').nth(4).textContent()) ?? '',
+  };
+}
+
+describe('player game page through game_url', () => {
+  it('shows the operator balance and a live round, bets on double, and settles with the balance moved', async () => {
+    const user = `web-${Date.now()}`;
+    const url = await gameUrl({ game: 'double', user_id: user, username: 'Web Player', currency: 'USD' });
+    const { page, errors } = await openPage(url);
+    try {
+      await page.locator('#player').waitFor({ state: 'visible', timeout: 15_000 });
+      expect(await text(page, '#game-name')).toBe('double');
+      expect(await text(page, '#username')).toBe('Web Player');
+      await page.waitForFunction(() => document.getElementById('balance')?.textContent === '1000.00 USD');
+      // The launch code is spent: it leaves the address bar.
+      expect(new URL(page.url()).search).toBe('');
+      await page.selectOption('#sel', 'red');
+      const { tx, round } = await betOnNextRound(page);
+      // The live round shown is a real round of the log, with its result.
+      const live = await liveRound(page);
+      const [shownRound] = await stack.wallet.sql<{ value: string }[]>`
+        select value from rounds where game_slug = 'double' and round_id = ${live.round}`;
+      expect(live.result).toBe(shownRound?.value);
+      expect(['red', 'black', 'white']).toContain(live.result);
+      expect(tx % 4).toBe(0);
+      const { outcome, result } = await settledRow(page, tx);
+      const [r] = await stack.wallet.sql<{ value: string }[]>`
+        select value from rounds where game_slug = 'double' and round_id = ${round}`;
+      expect(outcome).toBe(r?.value === 'red' ? 'won' : 'lost');
+      const expected = outcome === 'won' ? 1000 - STAKE + 2 * STAKE : 1000 - STAKE;
+      if (outcome === 'won') expect(result).toBe(`won ${2 * STAKE}`);
+      await page.waitForFunction(
+        (want) => document.getElementById('balance')?.textContent === want,
+        `${expected.toFixed(2)} USD`,
+        { timeout: 15_000 },
+      );
+      const l = await ledger(stack.wallet.sandboxUrl, user);
+      expect(l.body.balance).toBe(expected.toFixed(2));
+      expect(l.body.transactions.map((t) => t.kind)).toEqual(outcome === 'won' ? ['bet', 'win'] : ['bet']);
+      expect(await text(page, '#status b')).toBe('Live');
+      expect(errors).toEqual([]);
+      await page.screenshot({ path: join(SHOTS, 'play-double.png'), fullPage: true });
+
+      // A reload keeps the tab's player session (the URL no longer carries the code).
+      await page.reload();
+      await page.waitForFunction(
+        (want) => document.getElementById('balance')?.textContent === want,
+        `${expected.toFixed(2)} USD`,
+      );
+    } catch (err) {
+      await page.screenshot({ path: join(SHOTS, 'play-double-failed.png'), fullPage: true });
+      throw new Error(`${(err as Error).message}\n${stack.logs()}`);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('a demo session plays crash with the virtual balance and makes no operator callback', async () => {
+    const user = `demo-${Date.now()}`;
+    const url = await gameUrl({ game: 'crash', user_id: user, username: 'Demo Player', demo: true });
+    const { page, errors } = await openPage(url);
+    try {
+      await page.waitForFunction(
+        () => document.getElementById('balance')?.textContent === '1000.00 USD',
+        undefined,
+        {
+          timeout: 15_000,
+        },
+      );
+      expect(await text(page, '#mode')).toMatch(/demo/);
+      await page.fill('#sel', '1.50');
+      const { tx, round } = await betOnNextRound(page);
+      const { outcome } = await settledRow(page, tx);
+      const [r] = await stack.wallet.sql<{ value: string }[]>`
+        select value from rounds where game_slug = 'crash' and round_id = ${round}`;
+      expect(outcome).toBe(Number(r?.value) >= 1.5 ? 'won' : 'lost');
+      const expected = outcome === 'won' ? 1000 - STAKE + 1.5 * STAKE : 1000 - STAKE;
+      await page.waitForFunction(
+        (want) => document.getElementById('balance')?.textContent === want,
+        `${expected.toFixed(2)} USD`,
+        { timeout: 15_000 },
+      );
+      // No callback reached the operator: it has never seen this player.
+      const l = await ledger(stack.wallet.sandboxUrl, user);
+      expect(l.status).toBe(404);
+      const rows = await stack.wallet.sql<{ demo: boolean }[]>`
+        select demo from wallet_transactions where user_id = ${user}`;
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows.every((x) => x.demo)).toBe(true);
+      expect(errors).toEqual([]);
+      await page.screenshot({ path: join(SHOTS, 'play-demo-crash.png'), fullPage: true });
+    } catch (err) {
+      await page.screenshot({ path: join(SHOTS, 'play-demo-failed.png'), fullPage: true });
+      throw new Error(`${(err as Error).message}\n${stack.logs()}`);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('opening the same game_url a second time shows "link already used"', async () => {
+    const url = await gameUrl({ game: 'slot', user_id: `twice-${Date.now()}`, username: 'Twice' });
+    const first = await openPage(url);
+    await first.page.locator('#player').waitFor({ state: 'visible', timeout: 15_000 });
+    const second = await openPage(url);
+    try {
+      await second.page.waitForFunction(
+        () => document.querySelector('#status b')?.textContent === 'Link already used',
+        undefined,
+        {
+          timeout: 15_000,
+        },
+      );
+      expect(await text(second.page, '#fatal')).toMatch(/already used/);
+      expect(await second.page.locator('#player').isHidden()).toBe(true);
+      expect(await second.page.locator('#betting').isHidden()).toBe(true);
+      await second.page.screenshot({ path: join(SHOTS, 'play-link-used.png'), fullPage: true });
+      // The first tab keeps playing.
+      expect(await first.page.locator('#betting').isVisible()).toBe(true);
+      expect(second.errors).toEqual([]);
+    } finally {
+      await first.page.close();
+      await second.page.close();
+    }
+  });
+});
