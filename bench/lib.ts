@@ -1,7 +1,11 @@
 /**
- * Shared pieces of the benchmarks: synthetic rounds, percentile maths and result printing.
+ * Shared pieces of the benchmarks: synthetic rounds, percentile maths, result printing and the
+ * machine-readable results file.
  * Benchmarks print their figures; they assert nothing (targets are checked by reading them).
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
 import type { RoundFinished } from '../lib/rounds.ts';
 
 /** A valid RoundFinished of game `i % 4` with sequence `seq` (no proof), finished at `at` ms. */
@@ -64,4 +68,19 @@ export function percentile(values: readonly number[], p: number): number {
 export function report(title: string, rows: Record<string, string | number>[]): void {
   console.log(`\n## ${title}`);
   console.table(rows);
+}
+
+/**
+ * Writes a benchmark's machine-readable results to bench/results/<name>-<UTC timestamp>.json
+ * (git-ignored) with the node version, CPUs and load average of the run.
+ * @returns the file's path.
+ */
+export function writeResults(name: string, results: unknown): string {
+  const dir = join(import.meta.dirname, 'results');
+  mkdirSync(dir, { recursive: true });
+  const at = new Date().toISOString();
+  const file = join(dir, `${name}-${at.replace(/[:.]/g, '-')}.json`);
+  const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, loadavg: loadavg() };
+  writeFileSync(file, `${JSON.stringify({ bench: name, at, machine, ...(results as object) }, null, 2)}\n`);
+  return file;
 }

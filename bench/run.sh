@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Runs every benchmark against the local infrastructure (started if needed) and prints the figures.
-# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|auth]
+# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|auth|wallet|analytics]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
 bash scripts/infra.sh up
 which=${1:-all}
 case $which in
-  all | projector | rest | latency | edge-latency | edge-fanout | auth) ;;
+  all | projector | rest | latency | edge-latency | edge-fanout | auth | wallet | analytics) ;;
   *)
-    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|auth|all)" >&2
+    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|auth|wallet|analytics|all)" >&2
     exit 2
     ;;
 esac
@@ -25,3 +25,7 @@ if [[ $which == all || $which == edge-fanout ]]; then
   npx tsx bench/edge-fanout.ts
 fi
 if [[ $which == all || $which == auth ]]; then npx tsx bench/auth.ts; fi
+# `npm run bench -- analytics --rounds 200000`: the options after the name go to bench/analytics-replay.ts.
+if [[ $which == all || $which == analytics ]]; then npx tsx bench/analytics-replay.ts "${@:2}"; fi
+# `npm run bench -- wallet --players 10 …`: the options after the name go to bench/wallet.ts.
+if [[ $which == all || $which == wallet ]]; then npx tsx bench/wallet.ts "${@:2}"; fi
