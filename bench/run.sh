@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Runs every benchmark against the local infrastructure (started if needed) and prints the figures.
-# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|auth|wallet|analytics]
+# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|auth|wallet|analytics|rebuild]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
 bash scripts/infra.sh up
 which=${1:-all}
 case $which in
-  all | projector | rest | latency | edge-latency | edge-fanout | auth | wallet | analytics) ;;
+  all | projector | rest | latency | edge-latency | edge-fanout | auth | wallet | analytics | rebuild) ;;
   *)
-    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|auth|wallet|analytics|all)" >&2
+    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|auth|wallet|analytics|rebuild|all)" >&2
     exit 2
     ;;
 esac
@@ -29,3 +29,5 @@ if [[ $which == all || $which == auth ]]; then npx tsx bench/auth.ts; fi
 if [[ $which == all || $which == analytics ]]; then npx tsx bench/analytics-replay.ts "${@:2}"; fi
 # `npm run bench -- wallet --players 10 …`: the options after the name go to bench/wallet.ts.
 if [[ $which == all || $which == wallet ]]; then npx tsx bench/wallet.ts "${@:2}"; fi
+# `npm run bench -- rebuild --rounds 50000 --bets 10000 --keys 5000`: options go to bench/rebuild.ts.
+if [[ $which == all || $which == rebuild ]]; then npx tsx bench/rebuild.ts "${@:2}"; fi

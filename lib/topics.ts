@@ -25,7 +25,7 @@ export const TOPICS = {
     events: ['RoundFinished'],
     configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
   },
-  /** Records of `rounds` that the projector could not decode, with the reason in headers. */
+  /** Records of `rounds` that the projector could not decode, with the reason in headers (`npm run dead-letters`). */
   roundsDeadLetter: {
     base: 'rounds.dead-letter',
     key: 'original key',
@@ -59,11 +59,21 @@ export const TOPICS = {
     ],
     configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
   },
-  /** Callbacks whose retries are used up (parked by the wallet-saga); `npm run wallet:replay` re-drives them. */
+  /** Callbacks whose retries are used up (parked by the wallet-saga); `npm run dead-letters -- replay wallet` re-drives them. */
   walletDeadLetter: {
     base: 'wallet-transactions.dead-letter',
     key: 'operator_id:user_id',
     events: ['(the event whose callback was parked, with reason headers)'],
+    configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
+  },
+  /**
+   * Ledger of dead-letter replays (`npm run dead-letters -- replay`, issue 6): one DeadLetterReplayed
+   * per record re-appended, so the same record is not replayed twice by accident.
+   */
+  deadLetterReplays: {
+    base: 'dead-letters.replays',
+    key: 'dead-letter topic/partition/offset',
+    events: ['DeadLetterReplayed'],
     configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
   },
   /** Game access sessions (seed 001): SessionCreated, SessionOpened, SessionExpired, key = session id. */

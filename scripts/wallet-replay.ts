@@ -1,9 +1,9 @@
 /**
  * `npm run wallet:replay [-- --tx-id 41 --tx-id 45]`: re-appends callbacks parked by the wallet
  * saga (wallet-transactions.dead-letter) to wallet-transactions, all of them or those whose
- * provider_tx_id is given, committing consumer group WALLET_REPLAY_GROUP so a record is replayed
- * once (services/wallet-saga/replay.ts). Exit 0 with a JSON summary on stdout; 1 on error; 2 on
- * bad arguments.
+ * provider_tx_id is given, recording each replay in the ledger topic so a record is replayed once
+ * (services/wallet-saga/replay.ts; the same as `npm run dead-letters -- replay wallet --all|--tx-id`).
+ * Exit 0 with a JSON summary on stdout; 1 on error; 2 on bad arguments.
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../lib/config.ts';

@@ -74,6 +74,22 @@ export interface KeyRevoked {
   readonly at: number;
 }
 
+/** A dead-letter record was re-appended to its source topic (npm run dead-letters -- replay); the ledger that keeps it from being replayed twice by accident. */
+export interface DeadLetterReplayed {
+  /** the dead-letter topic (namespace included) */
+  readonly dlq_topic: string;
+  readonly dlq_partition: number;
+  readonly dlq_offset: number;
+  /** where the record was re-appended */
+  readonly target_topic: string;
+  readonly target_partition: number;
+  readonly target_offset: number;
+  /** how the record was selected, e.g. --tx-id 41 */
+  readonly selection: string;
+  /** Unix ms */
+  readonly at: number;
+}
+
 export type BetMode = 'default' | 'free';
 
 /** What every later event of a bet needs to call the operator without looking the bet up. */

@@ -1,21 +1,19 @@
 /**
- * Re-drives parked callbacks (issue 5: "parked on a dead-letter topic that a script replays"):
- * reads `wallet-transactions.dead-letter` from its consumer group's committed offset up to the
- * high-water mark at start, re-appends each selected record (same key, same bytes) to
- * `wallet-transactions`, where the saga picks it up again, and commits each replayed record's
- * offset so a record is replayed once.
- *
- * Selecting by tx id: a record matches when its `tx-id` header (the parked callback's
- * provider_tx_id) or the event's own tx_id is listed. The group's offset only moves over a prefix
- * of records that were all replayed (a consumer-group offset cannot skip a hole), so a record
- * replayed by id may be re-sent by a later full replay; that is harmless because the operator is
- * idempotent on provider_tx_id (it answers the first answer; nothing is credited twice).
+ * Re-drives parked callbacks (issue 5: "parked on a dead-letter topic that a script replays"): the
+ * wallet case of the dead-letter replay (services/dead-letters/replay.ts). Every record of
+ * `wallet-transactions.dead-letter` that is selected (all, or those whose `tx-id` header or event
+ * tx_id is listed) and not yet in the replay ledger is re-appended to `wallet-transactions` with a
+ * `replayed-from` header, where the saga picks it up again, and recorded in the ledger, so a record
+ * is replayed once (a second replay of the same tx id finds nothing new). WALLET_REPLAY_GROUP's
+ * offset is moved over the prefix of replayed records (the saga's parked-backlog metric). A record replayed again
+ * (a crash between re-append and ledger write) is harmless: the operator is idempotent on
+ * provider_tx_id (it answers the first answer; nothing is credited twice).
  */
 import type { Kafka } from 'kafkajs';
 import type { Config } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { topicName } from '../../lib/topics.ts';
-import { decodeWalletEvent } from '../../lib/wallet/events.ts';
+import { DeadLetterError } from '../dead-letters/errors.ts';
+import { replayDeadLetters } from '../dead-letters/replay.ts';
 
 export interface ReplayOptions {
   readonly config: Pick<Config, 'kafka' | 'walletSaga'>;
@@ -23,105 +21,34 @@ export interface ReplayOptions {
   readonly logger: Logger;
   /** Only these provider_tx_ids; undefined = every parked record. */
   readonly txIds?: readonly number[];
-  /** Give up after this long, ms (default 60000). */
+  /** Give up reading after this long, ms (default 60000). */
   readonly timeoutMs?: number;
 }
 
 export interface ReplayResult {
+  /** Records re-appended by this run. */
   readonly replayed: number;
+  /** Selected records left alone: already replayed by an earlier run. */
   readonly skipped: number;
 }
 
-function matches(txIds: ReadonlySet<number>, header: string | undefined, value: Buffer | null): boolean {
-  if (header !== undefined && txIds.has(Number(header))) return true;
-  try {
-    return txIds.has(decodeWalletEvent(value).value.tx_id);
-  } catch {
-    return false;
-  }
-}
-
 /**
- * Replays parked records as described above.
- * @throws Error on timeout; kafkajs errors when the broker cannot be reached.
+ * Replays parked records as described above; a selection that matches nothing replays nothing.
+ * @throws DeadLetterError TOPIC_MISSING or BROKER_UNREACHABLE; kafkajs errors while appending.
  */
 export async function replayParked(opts: ReplayOptions): Promise<ReplayResult> {
-  const { config, kafka } = opts;
-  const dlq = topicName(config, 'walletDeadLetter');
-  const target = topicName(config, 'walletTransactions');
-  const groupId = config.walletSaga.replayGroup;
-  const filter = opts.txIds ? new Set(opts.txIds) : null;
-  const admin = kafka.admin();
-  await admin.connect();
-  const pending = new Map<number, bigint>();
   try {
-    const high = await admin.fetchTopicOffsets(dlq);
-    const committed = await admin.fetchOffsets({ groupId, topics: [dlq] });
-    const from = new Map(committed[0]?.partitions.map((p) => [p.partition, BigInt(p.offset)]) ?? []);
-    for (const o of high) {
-      const start = (from.get(o.partition) ?? -1n) < 0n ? BigInt(o.low) : (from.get(o.partition) as bigint);
-      if (start < BigInt(o.high)) pending.set(o.partition, BigInt(o.high));
-    }
-  } finally {
-    await admin.disconnect();
-  }
-  if (pending.size === 0) return { replayed: 0, skipped: 0 };
-
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
-  let replayed = 0;
-  let skipped = 0;
-  const holes = new Set<number>();
-  await producer.connect();
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic: dlq, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timeoutMs = opts.timeoutMs ?? 60_000;
-      const timer = setTimeout(
-        () => reject(new Error(`wallet replay timed out after ${timeoutMs} ms`)),
-        timeoutMs,
-      );
-      consumer
-        .run({
-          autoCommit: false,
-          eachMessage: async ({ partition, message }) => {
-            const end = pending.get(partition);
-            const off = BigInt(message.offset);
-            if (end === undefined || off >= end) return;
-            const header = message.headers?.['tx-id']?.toString();
-            if (filter === null || matches(filter, header, message.value)) {
-              await producer.send({
-                topic: target,
-                acks: -1,
-                messages: [
-                  {
-                    key: message.key,
-                    value: message.value,
-                    headers: { 'replayed-from': `${dlq}/${partition}/${message.offset}` },
-                  },
-                ],
-              });
-              replayed++;
-              opts.logger.info({ partition, offset: message.offset, txId: header }, 'parked record replayed');
-              if (!holes.has(partition))
-                await consumer.commitOffsets([{ topic: dlq, partition, offset: String(off + 1n) }]);
-            } else {
-              skipped++;
-              holes.add(partition);
-            }
-            if (off + 1n >= end) pending.delete(partition);
-            if (pending.size === 0) {
-              clearTimeout(timer);
-              resolve();
-            }
-          },
-        })
-        .catch(reject);
+    const r = await replayDeadLetters({
+      config: opts.config,
+      kafka: opts.kafka,
+      logger: opts.logger,
+      topic: 'wallet',
+      selection: opts.txIds ? { txIds: opts.txIds } : { all: true },
+      ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
     });
-  } finally {
-    await consumer.disconnect();
-    await producer.disconnect();
+    return { replayed: r.replayed.length, skipped: r.alreadyReplayed.length + r.undecodable.length };
+  } catch (err) {
+    if (err instanceof DeadLetterError && err.code === 'NOTHING_MATCHES') return { replayed: 0, skipped: 0 };
+    throw err;
   }
-  return { replayed, skipped };
 }

@@ -288,6 +288,9 @@ export async function startSagaEnv(
           topics: [topicName(config, 'walletTransactions'), topicName(config, 'walletDeadLetter')],
         })
         .catch(() => {});
+      // The replay ledger exists only once replayParked wrote to it: a call of its own.
+      if ((await admin.listTopics()).includes(topicName(config, 'deadLetterReplays')))
+        await admin.deleteTopics({ topics: [topicName(config, 'deadLetterReplays')] }).catch(() => {});
       await admin.disconnect();
       await sql.unsafe(`drop schema if exists "${config.db.schema}" cascade`);
       await sql.end({ timeout: 5 });

@@ -1,0 +1,12 @@
+/**
+ * `npm run dead-letters -- list|show|replay …`: the dead-letter topics of the rounds projector and
+ * the wallet saga (services/dead-letters/cli.ts has the commands, options and exit statuses).
+ */
+import { runDeadLettersCli } from '../services/dead-letters/cli.ts';
+
+process.exit(
+  await runDeadLettersCli(process.argv.slice(2), {
+    out: (s) => process.stdout.write(`${s}\n`),
+    err: (s) => process.stderr.write(`${s}\n`),
+  }),
+);

@@ -1,0 +1,13 @@
+/**
+ * `npm run rebuild -- <read-model> [options]`: rebuilds a read model (rounds, api-keys, wallet) from
+ * the log and swaps it in with no downtime (projections/rebuild/cli.ts has the options and exit
+ * statuses; docs/decisions.md "Issue 6 / Rebuild" the design).
+ */
+import { runRebuildCli } from '../projections/rebuild/cli.ts';
+
+process.exit(
+  await runRebuildCli(process.argv.slice(2), {
+    out: (s) => process.stdout.write(`${s}\n`),
+    stderr: process.stderr,
+  }),
+);

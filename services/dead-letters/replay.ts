@@ -1,0 +1,250 @@
+/**
+ * Selective replay of dead-letter records (issue 6 item 3): the selected records are re-appended to
+ * their source topic (same key and value bytes, the original headers without the dead-letter's own,
+ * plus `replayed-from: <topic>/<partition>/<offset>`), and each replay is recorded in the ledger
+ * topic `dead-letters.replays` (a DeadLetterReplayed keyed `<topic>/<partition>/<offset>`), so a
+ * record already replayed is skipped unless forced. A record whose value still does not decode
+ * with today's schemas is skipped too (its consumer would only dead-letter it again).
+ *
+ * At-least-once: a crash between the re-append and the ledger write leaves the record replayable
+ * once more. Harmless for both consumers: the rounds projector keeps the first row of a round
+ * (`on conflict do nothing`), the operator answers a repeated provider_tx_id with its first answer.
+ */
+import type { Kafka } from 'kafkajs';
+import { encode } from '../../lib/codec.ts';
+import type { Config } from '../../lib/config.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { ensureTopics, topicName } from '../../lib/topics.ts';
+import { DeadLetterError } from './errors.ts';
+import { type DeadLetter, ledgerKey, REPLAYED_SUBJECT, readDeadLetters } from './read.ts';
+import { deadLetterTopic } from './topics.ts';
+
+/** Which records to replay: `all`, or any mix of the others (a record must match each one given). */
+export interface Selection {
+  readonly all?: boolean;
+  /** Exact records. */
+  readonly offsets?: readonly { readonly partition: number; readonly offset: bigint }[];
+  /** provider_tx_id in the `tx-id` header or the event (wallet only). */
+  readonly txIds?: readonly number[];
+  /** Matched against the reason header. */
+  readonly reason?: RegExp;
+}
+
+export interface ReplayOptions {
+  readonly config: Pick<Config, 'kafka' | 'walletSaga'>;
+  readonly kafka: Kafka;
+  readonly logger: Logger;
+  /** Dead-letter topic name (topics.ts deadLetterTopic). */
+  readonly topic: string;
+  readonly selection: Selection;
+  /** Report what would be replayed; append nothing. */
+  readonly dryRun?: boolean;
+  /** Replay records already replayed, or whose value does not decode now, too. */
+  readonly force?: boolean;
+  /** Reading timeout, ms (60000). */
+  readonly timeoutMs?: number;
+}
+
+/** A record's place. */
+export interface Position {
+  readonly partition: number;
+  readonly offset: string;
+}
+
+export interface ReplayOutcome {
+  readonly topic: string;
+  readonly target: string;
+  readonly dryRun: boolean;
+  readonly matched: number;
+  /** Replayed (or, dry run, to be replayed), with where each went (null in a dry run). */
+  readonly replayed: readonly (Position & { readonly to: Position | null })[];
+  readonly alreadyReplayed: readonly (Position & { readonly at: number })[];
+  readonly undecodable: readonly (Position & { readonly reason: string })[];
+}
+
+/** The selection as text, for the ledger and logs. */
+export function describeSelection(s: Selection): string {
+  if (s.all) return '--all';
+  return [
+    ...(s.offsets ?? []).map((o) => `--offset ${o.partition}:${o.offset}`),
+    ...(s.txIds ?? []).map((t) => `--tx-id ${t}`),
+    ...(s.reason ? [`--reason ${s.reason.source}`] : []),
+  ].join(' ');
+}
+
+function txIdOf(d: DeadLetter, decode: (v: Buffer | null) => unknown): number | null {
+  if (d.info.txId !== null) return d.info.txId;
+  try {
+    const tx = (decode(d.value) as { value?: { tx_id?: unknown } }).value?.tx_id;
+    return typeof tx === 'number' ? tx : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Replays the selected records of `opts.topic` as described above.
+ * @throws DeadLetterError UNKNOWN_TOPIC, TOPIC_MISSING, BROKER_UNREACHABLE, BAD_SELECTION,
+ *   OFFSET_OUT_OF_RANGE or NOTHING_MATCHES, with nothing appended; kafkajs errors while appending.
+ */
+export async function replayDeadLetters(opts: ReplayOptions): Promise<ReplayOutcome> {
+  const dlq = deadLetterTopic(opts.topic);
+  const s = opts.selection;
+  const given = (s.offsets?.length ?? 0) + (s.txIds?.length ?? 0) + (s.reason ? 1 : 0);
+  if (s.all && given > 0)
+    throw new DeadLetterError('BAD_SELECTION', '--all and a selection exclude each other');
+  if (!s.all && given === 0)
+    throw new DeadLetterError('BAD_SELECTION', 'nothing selected: give --all, --offset, --tx-id or --reason');
+  if (s.txIds?.length && dlq.name !== 'wallet')
+    throw new DeadLetterError(
+      'BAD_SELECTION',
+      `--tx-id selects wallet callbacks; ${dlq.name} records have none`,
+    );
+
+  const log = await readDeadLetters(opts.kafka, opts.config, dlq, opts.timeoutMs);
+  for (const o of s.offsets ?? []) {
+    const r = log.ranges.find((x) => x.partition === o.partition);
+    if (!r || o.offset < r.low || o.offset >= r.high)
+      throw new DeadLetterError(
+        'OFFSET_OUT_OF_RANGE',
+        `${log.topic} ${o.partition}:${o.offset} is out of range (${r ? `partition ${o.partition} holds offsets ${r.low} to ${r.high - 1n}` : `partitions: ${log.ranges.map((x) => x.partition).join(', ')}`})`,
+      );
+  }
+  const matched = log.records.filter(
+    (d) =>
+      s.all ||
+      ((!s.offsets?.length || s.offsets.some((o) => o.partition === d.partition && o.offset === d.offset)) &&
+        (!s.txIds?.length || s.txIds.includes(txIdOf(d, dlq.decode) ?? -1)) &&
+        (!s.reason || s.reason.test(d.info.reason ?? ''))),
+  );
+  if (matched.length === 0)
+    throw new DeadLetterError('NOTHING_MATCHES', `no record of ${log.topic} matches ${describeSelection(s)}`);
+
+  const pos = (d: DeadLetter): Position => ({ partition: d.partition, offset: String(d.offset) });
+  const already = matched.filter((d) => d.replays.length > 0 && !opts.force);
+  const undecodable: (Position & { reason: string })[] = [];
+  const todo: DeadLetter[] = [];
+  for (const d of matched) {
+    if (already.includes(d)) continue;
+    try {
+      dlq.decode(d.value);
+      todo.push(d);
+    } catch (err) {
+      if (opts.force) todo.push(d);
+      else undecodable.push({ ...pos(d), reason: (err as Error).message });
+    }
+  }
+  const target = topicName(opts.config, dlq.source);
+  const outcome = {
+    topic: log.topic,
+    target,
+    dryRun: opts.dryRun === true,
+    matched: matched.length,
+    alreadyReplayed: already.map((d) => ({ ...pos(d), at: d.replays.at(-1)?.at ?? 0 })),
+    undecodable,
+  };
+  if (opts.dryRun || todo.length === 0)
+    return { ...outcome, replayed: todo.map((d) => ({ ...pos(d), to: null })) };
+
+  const ledger = topicName(opts.config, 'deadLetterReplays');
+  const admin = opts.kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, opts.config, ['deadLetterReplays']).finally(() => admin.disconnect());
+  const producer = opts.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  const replayed: (Position & { to: Position })[] = [];
+  try {
+    for (const d of todo) {
+      const headers = Object.fromEntries(
+        Object.entries(d.headers).filter(([k]) => !dlq.ownHeaders.includes(k)),
+      );
+      const [meta] = await producer.send({
+        topic: target,
+        acks: -1,
+        messages: [
+          {
+            key: d.key,
+            value: d.value,
+            headers: { ...headers, 'replayed-from': ledgerKey(log.topic, d.partition, d.offset) },
+          },
+        ],
+      });
+      const to = { partition: meta?.partition ?? -1, offset: String(meta?.baseOffset ?? -1) };
+      await producer.send({
+        topic: ledger,
+        acks: -1,
+        messages: [
+          {
+            key: ledgerKey(log.topic, d.partition, d.offset),
+            value: encode(REPLAYED_SUBJECT, {
+              dlq_topic: log.topic,
+              dlq_partition: d.partition,
+              dlq_offset: Number(d.offset),
+              target_topic: target,
+              target_partition: to.partition,
+              target_offset: Number(to.offset),
+              selection: describeSelection(s) + (opts.force ? ' --force' : ''),
+              at: Date.now(),
+            }),
+          },
+        ],
+      });
+      replayed.push({ ...pos(d), to });
+      opts.logger.info({ from: ledgerKey(log.topic, d.partition, d.offset), to }, 'dead letter replayed');
+    }
+  } finally {
+    await producer.disconnect();
+  }
+  if (dlq.progressGroup) await moveProgressGroup(opts, dlq.progressGroup(opts.config), log, replayed);
+  return { ...outcome, replayed };
+}
+
+/**
+ * Commits `groupId` on the dead-letter topic at the first record of each partition that is not
+ * replayed (ledger or this run), so its lag counts the records still parked; a prefix only, since
+ * a group offset cannot skip a hole. Best effort: the ledger is what prevents a second replay.
+ * Commits as a member (a join takes milliseconds here); kafkajs' admin.setOffsets waits for a fetch
+ * of a paused consumer, seconds.
+ */
+async function moveProgressGroup(
+  opts: ReplayOptions,
+  groupId: string,
+  log: {
+    topic: string;
+    ranges: readonly { partition: number; high: bigint }[];
+    records: readonly DeadLetter[];
+  },
+  now: readonly Position[],
+): Promise<void> {
+  const done = new Set(now.map((p) => `${p.partition}/${p.offset}`));
+  const offsets = log.ranges.map((r) => {
+    const pending = log.records.find(
+      (d) => d.partition === r.partition && d.replays.length === 0 && !done.has(`${d.partition}/${d.offset}`),
+    );
+    return { topic: log.topic, partition: r.partition, offset: String(pending ? pending.offset : r.high) };
+  });
+  const consumer = opts.kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+  try {
+    await consumer.connect();
+    const joined = new Promise((resolve) => consumer.on(consumer.events.GROUP_JOIN, resolve));
+    await consumer.subscribe({ topics: [log.topic], fromBeginning: true });
+    await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: async () => {} });
+    consumer.pause([{ topic: log.topic }]);
+    await joined;
+    const admin = opts.kafka.admin();
+    await admin.connect();
+    const [committed] = await admin
+      .fetchOffsets({ groupId, topics: [log.topic] })
+      .finally(() => admin.disconnect());
+    const cur = (p: number) => BigInt(committed?.partitions.find((x) => x.partition === p)?.offset ?? -1);
+    const forward = offsets.filter((o) => BigInt(o.offset) > cur(o.partition));
+    if (forward.length > 0) await consumer.commitOffsets(forward);
+  } catch (err) {
+    opts.logger.warn(
+      { err, groupId },
+      'could not move the replay group (the ledger still holds every replay)',
+    );
+  } finally {
+    await consumer.disconnect().catch(() => {});
+  }
+}
