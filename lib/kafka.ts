@@ -17,14 +17,23 @@ const levelName: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [KafkaLogLevel.DEBUG]: 'debug',
 };
 
-/** A kafkajs client for `clientId`, logging through `logger` (kafkajs INFO chatter is demoted to debug). */
-export function createKafka(config: Pick<Config, 'kafka'>, clientId: string, logger: Logger): Kafka {
+/**
+ * A kafkajs client for `clientId`, logging through `logger` (kafkajs INFO chatter is demoted to debug).
+ * `options.retries` (default 8, about 20 s against a broker that refuses connections) lets a CLI
+ * give up on an unreachable broker within seconds.
+ */
+export function createKafka(
+  config: Pick<Config, 'kafka'>,
+  clientId: string,
+  logger: Logger,
+  options: { retries?: number } = {},
+): Kafka {
   const log = logger.child({ component: 'kafkajs' });
   return new Kafka({
     clientId,
     brokers: [...config.kafka.brokers],
     logLevel: KafkaLogLevel.WARN,
-    retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5_000 },
+    retry: { initialRetryTime: 200, retries: options.retries ?? 8, maxRetryTime: 5_000 },
     logCreator:
       () =>
       ({ level, log: entry }: LogEntry) => {

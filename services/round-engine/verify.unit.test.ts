@@ -100,3 +100,38 @@ describe('verifyRound', () => {
     expect(() => verifyRound({ ...a, proof: null })).toThrow(/no fairness proof/);
   });
 });
+
+describe('verification against a chain anchor', () => {
+  it('checks the chain down to an earlier verified hash instead of the commitment', () => {
+    const chain = buildChain(SEED, 'slot', 0, 10);
+    const at = (i: number) => chain.hashAt(i).toString('hex');
+    const input = { game: 'slot', hash: at(7), index: 7, commitment: chain.commitment };
+    expect(verifyReveal({ ...input, anchor: { hash: at(4), index: 4 } })).toMatchObject({
+      ok: true,
+      chainOk: true,
+    });
+    expect(verifyReveal({ ...input, anchor: { hash: at(6), index: 6 } }).chainOk).toBe(true);
+    // A hash of another position, or an anchor that is not the chain's, fails.
+    expect(verifyReveal({ ...input, hash: at(8), anchor: { hash: at(4), index: 4 } }).chainOk).toBe(false);
+    expect(verifyReveal({ ...input, anchor: { hash: 'e'.repeat(64), index: 4 } }).chainOk).toBe(false);
+    const [, , c] = rounds('slot', 3) as [RoundFinished, RoundFinished, RoundFinished];
+    const a = rounds('slot', 1)[0] as RoundFinished;
+    expect(verifyRound(c, undefined, { hash: a.proof?.hash as string, index: 1 }).ok).toBe(true);
+  });
+
+  it('refuses an anchor at or above the index', () => {
+    const chain = buildChain(SEED, 'crash', 0, 10);
+    const input = {
+      game: 'crash',
+      hash: chain.hashAt(3).toString('hex'),
+      index: 3,
+      commitment: chain.commitment,
+    };
+    expect(() => verifyReveal({ ...input, anchor: { hash: input.hash, index: 3 } })).toThrow(
+      FairnessInputError,
+    );
+    expect(() => verifyReveal({ ...input, anchor: { hash: input.hash, index: 0 } })).toThrow(
+      /anchor index 0/,
+    );
+  });
+});

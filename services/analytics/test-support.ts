@@ -1,0 +1,57 @@
+/**
+ * Rounds for the analytics tests and benchmark, made the way the round engine makes them: the
+ * engine's pure decider (services/round-engine/decider.ts) over real hash chains, so every proof
+ * is genuine unless a test tampers with it.
+ */
+import type { GameSlug } from '../../lib/games.ts';
+import type { RoundFinished } from '../../lib/rounds.ts';
+import { type ChainSource, decide, evolve, type GameState, initialState } from '../round-engine/decider.ts';
+import { buildChain, type HashChain } from '../round-engine/fairness.ts';
+
+/** Memoised chains of `seed` with `length` rounds per epoch. */
+export function chainSource(seed: Uint8Array, length: number): ChainSource {
+  const cache = new Map<string, HashChain>();
+  return (slug, epoch) => {
+    const key = `${slug}:${epoch}`;
+    let chain = cache.get(key);
+    if (!chain) {
+      chain = buildChain(seed, slug, epoch, length);
+      cache.set(key, chain);
+    }
+    return chain;
+  };
+}
+
+/**
+ * Generates rounds of `games` in turn (game i % games.length), finished `stepMs` apart from
+ * `startMs`. Keeps each game's state between calls, so a long run can be produced in batches.
+ */
+export class RoundMaker {
+  private readonly states: Map<GameSlug, GameState>;
+  private i = 0;
+
+  constructor(
+    private readonly games: readonly GameSlug[],
+    private readonly chains: ChainSource,
+    private readonly startMs = Date.UTC(2026, 0, 1),
+    private readonly stepMs = 1000,
+  ) {
+    this.states = new Map(games.map((g) => [g, initialState(g)]));
+  }
+
+  /** The next `count` rounds. */
+  next(count: number): RoundFinished[] {
+    const out: RoundFinished[] = [];
+    for (let k = 0; k < count; k++, this.i++) {
+      const game = this.games[this.i % this.games.length] as GameSlug;
+      const round = decide(
+        this.states.get(game) as GameState,
+        this.chains,
+        this.startMs + this.i * this.stepMs,
+      );
+      this.states.set(game, evolve(this.states.get(game) as GameState, round));
+      out.push(round);
+    }
+    return out;
+  }
+}
