@@ -82,7 +82,9 @@ export interface EdgeProcess {
 /** Reads one sample of a Prometheus text exposition. */
 export async function scrape(url: string, name: string, labels: string): Promise<number> {
   const text = await (await fetch(url)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`) || l.startsWith(`${name} `));
+  // Other labels (the registry's `service`) may follow the ones asked for, or be the only ones.
+  const prefixes = labels ? [`${name}{${labels}}`, `${name}{${labels},`] : [`${name} `, `${name}{`];
+  const line = text.split('\n').find((l) => prefixes.some((p) => l.startsWith(p)));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 

@@ -9,9 +9,13 @@
  * - TOPIC_NAMESPACE: prefix of every topic name, so tests and tenants get their own topics ('').
  * - TOPIC_PARTITIONS: partitions of topics the project creates (3).
  * - TOPIC_REPLICATION_FACTOR: replication factor of created topics (1).
+ * - KAFKA_LAG_REFRESH_MS: period of every consumer's admin read of high-water marks for
+ *   `kafka_consumer_lag` (lib/consumer-lag.ts), which moves the lag of idle or paused partitions (10000 ms).
  * - DATABASE_URL: Postgres connection URL (postgres://casino:casino@127.0.0.1:55432/casino).
  * - DATABASE_SCHEMA: schema holding the read models and checkpoints (public).
  * - DATABASE_POOL_MAX: connections per process (10).
+ * - DATABASE_STALL_MS: the API replaces its pool when a query has had no answer for this long, or after a
+ *   connection error, so a Postgres restart gives 503s and then answers, never a hang (5000 ms; lib/healing-sql.ts).
  * - API_HOST / API_PORT: REST listener (127.0.0.1 / 8085); the pages reach it through the gateway on 8080.
  * - API_TRUST_PROXY: comma-separated addresses/CIDRs of reverse proxies whose X-Forwarded-For the API
  *   believes, so the per-IP limit counts the browser, not the gateway (127.0.0.1,::1; `none` = no proxy).
@@ -38,6 +42,8 @@
  * - EDGE_SSE_MAX_BUFFER_BYTES: an SSE subscriber whose unsent bytes pass this is closed (1 MiB).
  * - EDGE_SSE_HEARTBEAT_MS: SSE `: heartbeat` comment period (15000 ms, seed 000 "Limits").
  * - EDGE_DRAIN_MS: on shutdown, window over which open streams are closed (5000 ms).
+ * - SHUTDOWN_TIMEOUT_MS: longest a graceful stop (SIGTERM/SIGINT) may take, on top of EDGE_DRAIN_MS for the
+ *   edges; past it the process logs what it was doing and exits 1 (30000 ms; lib/lifecycle.ts).
  * - GRPC_HOST / GRPC_PORT: the edge's gRPC listener, service datastream.DataStream (127.0.0.1 / 50051,
  *   seed 000 "{grpc_host}:50051"; 0 = any free port).
  * - GRPC_MAX_BUFFER_BYTES: a gRPC stream whose unsent bytes pass this is ended with
@@ -51,6 +57,8 @@
  * - WT_MAX_SESSIONS: open WebTransport sessions per edge process; beyond it a session is refused with 503 (10000).
  * - WT_HANDSHAKE_TIMEOUT_MS: a QUIC connection that has not sent its CONNECT request by then is closed (10000 ms).
  * - GATEWAY_HOST / GATEWAY_PORT: the one-origin reverse proxy of `npm start` (127.0.0.1 / 8080).
+ * - GATEWAY_OPS_PORT: the gateway's own /health, /ready, /metrics on GATEWAY_HOST, apart from the
+ *   proxied paths, where /metrics and /ready are the API's (8089; 0 = any free port).
  * - GATEWAY_API_URL, GATEWAY_EDGE_HTTP_URL, GATEWAY_EDGE_WS_URL, GATEWAY_WT_HTTP_URL: the gateway's
  *   upstreams (http://…). Unset: derived from API_HOST/API_PORT, EDGE_HOST/EDGE_HTTP_PORT,
  *   EDGE_HOST/EDGE_WS_PORT and WT_HOST/WT_HTTP_PORT, a wildcard host (0.0.0.0, ::) read as 127.0.0.1.
@@ -72,8 +80,9 @@
  * - WALLET_SAGA_MAX_IN_FLIGHT: events admitted and not yet finished before the saga pauses its
  *   consumer (backpressure) (256).
  * - WALLET_SAGA_CACHE_MS: how long an operator's configuration row is cached (5000 ms).
- * - WALLET_REPLAY_GROUP: consumer group `npm run wallet:replay` commits on the dead-letter topic
- *   (wallet-replay).
+ * - WALLET_REPLAY_GROUP: consumer group whose offset on the wallet dead-letter topic a replay
+ *   (`npm run dead-letters -- replay wallet`, `npm run wallet:replay`) moves over the prefix of replayed
+ *   records; the replay ledger topic holds each replay (wallet-replay).
  * - SETTLEMENT_HTTP_PORT: the settlement processor's /health, /ready, /metrics listener on API_HOST (8092; 0 = any).
  * - SETTLEMENT_GROUP: consumer group of the settlement processor on wallet-transactions and rounds (settlement).
  * - BOTS_PLAYERS: simulated players run by services/bots (0 = none; `npm start` runs 6).
@@ -81,6 +90,7 @@
  * - BOTS_OPERATOR_FILE: the default operator's credentials written by scripts/register-sandbox.ts
  *   (.data/sandbox/operator.json).
  * - BOTS_BET_INTERVAL_MS: mean pause between one bot's bets (4000 ms; each pause is 0.5x to 1.5x).
+ * - BOTS_HTTP_PORT: the bots' /health, /ready, /metrics listener on API_HOST (8093; 0 = any free port).
  * - SANDBOX_HOST / SANDBOX_PORT: the reference operator wallet, services/operator-sandbox (127.0.0.1 / 8090;
  *   0 = any free port). Its /_sandbox/* admin routes are unauthenticated: keep it on loopback.
  * - SANDBOX_SIGNING_SECRET: the Standard Webhooks secret (`whsec_` + base64) callbacks must be signed with.
@@ -120,12 +130,14 @@ const schema = z.object({
     .default(''),
   TOPIC_PARTITIONS: int(1, 1024).default(3),
   TOPIC_REPLICATION_FACTOR: int(1, 16).default(1),
+  KAFKA_LAG_REFRESH_MS: int(100, 3_600_000).default(10_000),
   DATABASE_URL: z.string().url().default('postgres://casino:casino@127.0.0.1:55432/casino'),
   DATABASE_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier')
     .default('public'),
   DATABASE_POOL_MAX: int(1, 200).default(10),
+  DATABASE_STALL_MS: int(100, 600_000).default(5_000),
   API_HOST: z.string().min(1).default('127.0.0.1'),
   API_PORT: int(0, 65535).default(8085),
   API_TRUST_PROXY: csv.default(['127.0.0.1', '::1']),
@@ -164,6 +176,7 @@ const schema = z.object({
     .min(1)
     .default(resolve(HERE, '..', '.data', 'sandbox', 'operator.json')),
   BOTS_BET_INTERVAL_MS: int(100, 600_000).default(4_000),
+  BOTS_HTTP_PORT: int(0, 65535).default(8093),
   SANDBOX_HOST: z.string().min(1).default('127.0.0.1'),
   SANDBOX_PORT: int(0, 65535).default(8090),
   SANDBOX_SIGNING_SECRET: z
@@ -190,6 +203,7 @@ const schema = z.object({
   EDGE_SSE_MAX_BUFFER_BYTES: int(1024, 1 << 30).default(1 << 20),
   EDGE_SSE_HEARTBEAT_MS: int(50, 3_600_000).default(15_000),
   EDGE_DRAIN_MS: int(0, 600_000).default(5_000),
+  SHUTDOWN_TIMEOUT_MS: int(1000, 600_000).default(30_000),
   GRPC_HOST: z.string().min(1).default('127.0.0.1'),
   GRPC_PORT: int(0, 65535).default(50051),
   GRPC_MAX_BUFFER_BYTES: int(1024, 1 << 30).default(1 << 20),
@@ -206,6 +220,7 @@ const schema = z.object({
   WT_HANDSHAKE_TIMEOUT_MS: int(100, 600_000).default(10_000),
   GATEWAY_HOST: z.string().min(1).default('127.0.0.1'),
   GATEWAY_PORT: int(0, 65535).default(8080),
+  GATEWAY_OPS_PORT: int(0, 65535).default(8089),
   GATEWAY_API_URL: upstreamUrl.optional(),
   GATEWAY_EDGE_HTTP_URL: upstreamUrl.optional(),
   GATEWAY_EDGE_WS_URL: upstreamUrl.optional(),
@@ -251,6 +266,8 @@ export interface Config {
     readonly operatorFile: string;
     /** Mean pause between one bot's bets, ms. */
     readonly betIntervalMs: number;
+    /** /health, /ready, /metrics listener (on API_HOST). */
+    readonly httpPort: number;
   };
   /** The reference operator wallet (services/operator-sandbox). */
   readonly sandbox: {
@@ -268,8 +285,16 @@ export interface Config {
     readonly topicNamespace: string;
     readonly partitions: number;
     readonly replicationFactor: number;
+    /** Period of the admin read behind `kafka_consumer_lag`, ms. */
+    readonly lagRefreshMs: number;
   };
-  readonly db: { readonly url: string; readonly schema: string; readonly poolMax: number };
+  readonly db: {
+    readonly url: string;
+    readonly schema: string;
+    readonly poolMax: number;
+    /** A query with no answer for this long (ms) makes the API replace its pool (lib/healing-sql.ts). */
+    readonly stallMs: number;
+  };
   readonly api: {
     readonly host: string;
     readonly port: number;
@@ -315,6 +340,8 @@ export interface Config {
   readonly gateway: {
     readonly host: string;
     readonly port: number;
+    /** The gateway's own /health, /ready, /metrics listener. */
+    readonly opsPort: number;
     /** Upstream origins, without a trailing slash. */
     readonly upstreams: {
       readonly api: string;
@@ -354,6 +381,8 @@ export interface Config {
     readonly publicBaseUrl: string;
   };
   readonly logLevel: Raw['LOG_LEVEL'];
+  /** Bound of a graceful stop, ms (edges: after their drain window). */
+  readonly shutdownTimeoutMs: number;
 }
 
 /** `http://host:port` of a local listener; a wildcard bind address is reached over loopback. */
@@ -399,8 +428,14 @@ export function loadConfig(
       topicNamespace: r.TOPIC_NAMESPACE,
       partitions: r.TOPIC_PARTITIONS,
       replicationFactor: r.TOPIC_REPLICATION_FACTOR,
+      lagRefreshMs: r.KAFKA_LAG_REFRESH_MS,
     },
-    db: { url: r.DATABASE_URL, schema: r.DATABASE_SCHEMA, poolMax: r.DATABASE_POOL_MAX },
+    db: {
+      url: r.DATABASE_URL,
+      schema: r.DATABASE_SCHEMA,
+      poolMax: r.DATABASE_POOL_MAX,
+      stallMs: r.DATABASE_STALL_MS,
+    },
     api: {
       host: r.API_HOST,
       port: r.API_PORT,
@@ -443,6 +478,7 @@ export function loadConfig(
     gateway: {
       host: r.GATEWAY_HOST,
       port: r.GATEWAY_PORT,
+      opsPort: r.GATEWAY_OPS_PORT,
       upstreams: {
         api: (r.GATEWAY_API_URL ?? localOrigin(r.API_HOST, r.API_PORT)).replace(/\/$/, ''),
         edgeHttp: (r.GATEWAY_EDGE_HTTP_URL ?? localOrigin(r.EDGE_HOST, r.EDGE_HTTP_PORT)).replace(/\/$/, ''),
@@ -466,6 +502,7 @@ export function loadConfig(
       apiUrl: (r.BOTS_API_URL ?? localOrigin(r.API_HOST, r.API_PORT)).replace(/\/$/, ''),
       operatorFile: r.BOTS_OPERATOR_FILE,
       betIntervalMs: r.BOTS_BET_INTERVAL_MS,
+      httpPort: r.BOTS_HTTP_PORT,
     },
     sandbox: {
       host: r.SANDBOX_HOST,
@@ -485,5 +522,6 @@ export function loadConfig(
     settlement: { httpPort: r.SETTLEMENT_HTTP_PORT, group: r.SETTLEMENT_GROUP },
     access: { publicBaseUrl: r.PUBLIC_BASE_URL.replace(/\/$/, '') },
     logLevel: r.LOG_LEVEL,
+    shutdownTimeoutMs: r.SHUTDOWN_TIMEOUT_MS,
   });
 }

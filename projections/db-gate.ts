@@ -37,7 +37,8 @@ export interface DbGate {
   /**
    * Runs `fn` until it succeeds, logging each failed attempt with `what`; `heartbeat` runs between
    * attempts (and an error it throws ends the retries, e.g. a Kafka rebalance).
-   * @returns the result, or ABORTED when the signal fired (after the attempt in flight settled).
+   * @returns the result (also when the signal fired while a successful attempt was in flight), or
+   *   ABORTED when the signal fired and no attempt succeeded (after the attempt in flight settled).
    */
   run<T>(what: object, fn: (sql: Sql) => Promise<T>, heartbeat?: () => Promise<void>): Promise<T | Aborted>;
   /** False from a failed database call until the next successful one. */
@@ -122,8 +123,15 @@ export function createDbGate(o: DbGateOptions): DbGate {
         );
       } catch (err) {
         if (!o.signal.aborted) throw err;
-        await attempt?.catch(() => {});
-        return ABORTED;
+        // The abort rejects at once, but the attempt in flight may still succeed: then its result
+        // stands, so the caller resolves and commits what was written (a clean stop leaves the
+        // group offset at the checkpoint).
+        if (!attempt) return ABORTED;
+        try {
+          return (await attempt) as T;
+        } catch {
+          return ABORTED;
+        }
       }
     },
     isUp: () => up,

@@ -1,78 +1,88 @@
 /**
- * Prometheus metrics of the projector (STYLE.md §12), in a registry of its own so several
- * projectors (tests) can live in one process.
+ * Prometheus metrics of the projector process (STYLE.md §12), shared by its three projections
+ * (rounds, auth-keys, wallet) in one registry, each series labelled with its `projection` and
+ * `topic`. Consumer lag per partition is the common `kafka_consumer_lag` (lib/consumer-lag.ts,
+ * consumer `projector-<projection>`), not a metric of its own.
  */
 import type { Admin } from 'kafkajs';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { createServiceRegistry } from '../lib/metrics.ts';
+
+type Labels = 'projection' | 'topic';
 
 export interface ProjectorMetrics {
   readonly registry: Registry;
-  /** Records per Kafka batch handed to the projector. */
-  readonly batchSize: Histogram<'topic'>;
+  /** Records per Kafka batch handed to a projection. */
+  readonly batchSize: Histogram<Labels>;
   /** Events written to the read model in committed transactions. */
-  readonly projected: Counter<'topic'>;
-  /** Undecodable records sent to the dead-letter topic. */
-  readonly deadLettered: Counter<'topic'>;
+  readonly projected: Counter<Labels>;
+  /** Undecodable records sent to the dead-letter topic (rounds). */
+  readonly deadLettered: Counter<Labels>;
+  /** Undecodable records logged and skipped (auth-keys, wallet: their topics have no projector dead-letter). */
+  readonly skipped: Counter<Labels>;
   /** Failed Postgres calls (each one is retried). */
-  readonly dbFailures: Counter<'topic'>;
-  /** Seconds per committed chunk write. */
-  readonly txSeconds: Histogram<'topic'>;
-  /** High-water mark minus checkpoint, per partition: records in the log not yet in Postgres. */
-  readonly lag: Gauge<'topic' | 'partition'>;
+  readonly dbFailures: Counter<Labels>;
+  /** Seconds per committed write (one atomic statement each). */
+  readonly txSeconds: Histogram<Labels>;
 }
 
+const byRegistry = new WeakMap<Registry, ProjectorMetrics>();
+
 /**
- * Creates the metrics in `registry` (a new one when omitted).
- * @param collectLag refreshes the lag gauge when Prometheus scrapes; failures keep the last values.
+ * The projector metrics of `registry`, created on the first call and shared by later ones (the
+ * three projections of one process register once). Without a registry: a new one with the
+ * process metrics and `service="projector"`.
  */
 export function createProjectorMetrics(
-  collectLag: () => Promise<void>,
-  registry: Registry = new Registry(),
+  registry: Registry = createServiceRegistry('projector'),
 ): ProjectorMetrics {
-  return {
+  const known = byRegistry.get(registry);
+  if (known) return known;
+  const labelNames = ['projection', 'topic'] as const;
+  const registers = [registry];
+  const metrics: ProjectorMetrics = {
     registry,
     batchSize: new Histogram({
       name: 'projector_batch_size',
-      help: 'Records per Kafka batch received by the projector',
-      labelNames: ['topic'],
+      help: 'Records per Kafka batch received by a projection',
+      labelNames,
       buckets: [1, 10, 50, 100, 500, 1000, 2500, 5000, 10000],
-      registers: [registry],
+      registers,
     }),
     projected: new Counter({
       name: 'projector_records_projected_total',
       help: 'Events written to the read model in committed transactions',
-      labelNames: ['topic'],
-      registers: [registry],
+      labelNames,
+      registers,
     }),
     deadLettered: new Counter({
       name: 'projector_records_dead_lettered_total',
       help: 'Undecodable records sent to the dead-letter topic',
-      labelNames: ['topic'],
-      registers: [registry],
+      labelNames,
+      registers,
+    }),
+    skipped: new Counter({
+      name: 'projector_records_skipped_total',
+      help: 'Undecodable records logged and skipped (topics without a projector dead-letter topic)',
+      labelNames,
+      registers,
     }),
     dbFailures: new Counter({
       name: 'projector_db_failures_total',
       help: 'Failed Postgres calls; each one is retried with backoff',
-      labelNames: ['topic'],
-      registers: [registry],
+      labelNames,
+      registers,
     }),
     txSeconds: new Histogram({
       name: 'projector_transaction_seconds',
-      help: 'Duration of committed chunk writes (one atomic statement each)',
-      labelNames: ['topic'],
+      help: 'Duration of committed writes (one atomic statement each)',
+      labelNames,
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers: [registry],
-    }),
-    lag: new Gauge({
-      name: 'projector_consumer_lag',
-      help: 'High-water mark minus committed checkpoint, per partition (records)',
-      labelNames: ['topic', 'partition'],
-      registers: [registry],
-      async collect() {
-        await collectLag().catch(() => {});
-      },
+      registers,
     }),
   };
+  byRegistry.set(registry, metrics);
+  return metrics;
 }
 
 /**

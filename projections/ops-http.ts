@@ -1,53 +1,48 @@
 /**
- * The projector's operations endpoints (STYLE.md §12) on plain node:http, since it serves no API:
- * GET /health (process up), GET /ready (200 when the consumer is in its group and the last
- * database access succeeded, else 503, with both halves in the body), GET /metrics (Prometheus).
+ * The projector process's operations endpoints (lib/ops-http.ts): GET /health (process up),
+ * GET /ready (200 when every projection's consumer is in its group and its last database access
+ * succeeded, else 503, with each check in the body), GET /metrics (the process registry, shared
+ * by the three projections).
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { RoundsProjector } from './projector.ts';
+import { type OpsServer, startOpsServer as startLibOpsServer } from '../lib/ops-http.ts';
+import type { ProjectorMetrics } from './metrics.ts';
+
+/** What the endpoints read; a RoundsProjector is one, `projectorProcessView` combines several. */
+export interface ProjectorView {
+  ready(): boolean;
+  status(): Readonly<Record<string, unknown>>;
+  readonly metrics: Pick<ProjectorMetrics, 'registry'>;
+}
+
+/**
+ * The view of a process running several projections: ready when all are; `status()` names the
+ * rounds projector's two halves (consumer, database) and each projection's readiness.
+ */
+export function projectorProcessView(
+  rounds: ProjectorView,
+  others: Readonly<Record<string, { ready(): boolean }>>,
+): ProjectorView {
+  const readiness = () => ({
+    rounds: rounds.ready(),
+    ...Object.fromEntries(Object.entries(others).map(([name, p]) => [name, p.ready()])),
+  });
+  return {
+    metrics: rounds.metrics,
+    ready: () => Object.values(readiness()).every(Boolean),
+    status: () => ({ ...rounds.status(), projections: readiness() }),
+  };
+}
 
 /**
  * Listens on `host`:`port` (0 = any free port).
  * @returns the server and the bound port.
  * @throws the listen error (e.g. EADDRINUSE).
  */
-export async function startOpsServer(
-  projector: Pick<RoundsProjector, 'ready' | 'status' | 'metrics'>,
-  host: string,
-  port: number,
-): Promise<{ server: Server; port: number }> {
-  const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    const json = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
-    if (req.method !== 'GET') return json(405, { error: 'Method not allowed', success: false });
-    if (path === '/health') return json(200, { status: 'ok' });
-    if (path === '/ready') {
-      const s = projector.status();
-      return json(projector.ready() ? 200 : 503, { ready: projector.ready(), ...s });
-    }
-    if (path === '/metrics') {
-      const registry = projector.metrics.registry;
-      registry.metrics().then(
-        (text) => {
-          res.writeHead(200, { 'content-type': registry.contentType });
-          res.end(text);
-        },
-        (err: unknown) => json(500, { error: (err as Error).message, success: false }),
-      );
-      return;
-    }
-    return json(404, { error: 'Not found', success: false });
+export function startOpsServer(view: ProjectorView, host: string, port: number): Promise<OpsServer> {
+  return startLibOpsServer({
+    host,
+    port,
+    registry: view.metrics.registry,
+    ready: () => ({ ready: view.ready(), ...view.status() }),
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  return { server, port: (server.address() as AddressInfo).port };
 }

@@ -17,6 +17,7 @@
 import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { Config } from '../lib/config.ts';
+import { trackConsumerLag } from '../lib/consumer-lag.ts';
 import { createSql, type Sql } from '../lib/db.ts';
 import type { Logger } from '../lib/logger.ts';
 import { topicName } from '../lib/topics.ts';
@@ -36,7 +37,7 @@ export interface ProjectorOptions {
   readonly retryMaxMs?: number;
   /** When no database call succeeded for this long (ms), a `select 1` probe keeps readiness honest (2000). */
   readonly probeIntervalMs?: number;
-  /** Registry for the metrics (a new one by default). */
+  /** Registry for the metrics, shared with the process's other projections (a new one by default). */
   readonly registry?: Registry;
 }
 
@@ -87,9 +88,17 @@ export function buildRoundsProjector(deps: RoundsProjectorDeps): RoundsProjector
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   const admin = kafka.admin();
   const abort = new AbortController();
-  const metrics = createProjectorMetrics(async () => {
-    for (const [p, n] of await lag()) metrics.lag.set({ topic, partition: String(p) }, Number(n));
-  }, opts.registry);
+  const metrics = createProjectorMetrics(opts.registry);
+  const labels = { projection: ROUNDS_PROJECTION, topic };
+  const lagGauge = trackConsumerLag({
+    kafka,
+    registry: metrics.registry,
+    name: `projector-${ROUNDS_PROJECTION}`,
+    groupId,
+    consumer,
+    refreshMs: config.kafka.lagRefreshMs,
+    logger: log,
+  });
   const db = createDbGate({
     sql,
     newPool: () => createSql(config, { max: 3 }),
@@ -98,7 +107,7 @@ export function buildRoundsProjector(deps: RoundsProjectorDeps): RoundsProjector
     retryMinMs: opts.retryMinMs ?? 200,
     retryMaxMs: opts.retryMaxMs ?? 3000,
     probeIntervalMs: opts.probeIntervalMs ?? 2000,
-    onFailure: () => metrics.dbFailures.inc({ topic }),
+    onFailure: () => metrics.dbFailures.inc(labels),
   });
   /** Next offset to read per assigned partition, as stored in Postgres; reloaded on every assignment. */
   const checkpoints = new Map<number, bigint>();
@@ -128,6 +137,7 @@ export function buildRoundsProjector(deps: RoundsProjectorDeps): RoundsProjector
         const c = big(committed[0]?.partitions.find((x) => x.partition === p)?.offset, -1n);
         const position = c < 0n ? low : c; // no commit yet: fromBeginning
         checkpoints.set(p, cp);
+        lagGauge.position(topic, p, target);
         if (position === target) continue;
         if (position > target)
           log.warn({ partition: p, position, target }, 'kafka is ahead of postgres; seeking back');
@@ -158,7 +168,7 @@ export function buildRoundsProjector(deps: RoundsProjectorDeps): RoundsProjector
   async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary } = payload;
     const partition = batch.partition;
-    metrics.batchSize.observe({ topic }, batch.messages.length);
+    metrics.batchSize.observe(labels, batch.messages.length);
     if (!(await awaitAlignment(heartbeat)) || isStale()) return; // a seek re-fetches from the checkpoint
     const stored = checkpoints.get(partition);
     if (stored === undefined) return;
@@ -183,7 +193,7 @@ export function buildRoundsProjector(deps: RoundsProjectorDeps): RoundsProjector
           topic: dlqTopic,
           messages: undecodable.map((u) => deadLetterMessage(u, origin)),
         });
-        metrics.deadLettered.inc({ topic }, undecodable.length);
+        metrics.deadLettered.inc(labels, undecodable.length);
         for (const u of undecodable)
           log.warn({ partition, offset: u.message.offset, reason: u.reason }, 'record dead-lettered');
       }
@@ -196,14 +206,11 @@ export function buildRoundsProjector(deps: RoundsProjectorDeps): RoundsProjector
         heartbeat,
       );
       if (result === ABORTED) return;
-      metrics.txSeconds.observe({ topic }, (performance.now() - started) / 1000);
-      metrics.projected.inc({ topic }, result.projected);
+      metrics.txSeconds.observe(labels, (performance.now() - started) / 1000);
+      metrics.projected.inc(labels, result.projected);
       cp = result.checkpoint;
       checkpoints.set(partition, cp);
-      metrics.lag.set(
-        { topic, partition: String(partition) },
-        Math.max(0, Number(big(batch.highWatermark) - cp)),
-      );
+      lagGauge.position(topic, partition, cp);
       resolveOffset(last.offset);
       await commitOffsetsIfNecessary({
         topics: [{ topic, partitions: [{ partition, offset: String(cp) }] }],
@@ -247,7 +254,7 @@ export function buildRoundsProjector(deps: RoundsProjectorDeps): RoundsProjector
       await consumer.disconnect(); // waits for the batch in progress
       await db.close();
       consumerUp = false;
-      await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
+      await Promise.allSettled([producer.disconnect(), admin.disconnect(), lagGauge.stop()]);
       log.info('rounds projector stopped');
     },
     ready: () => consumerUp && db.isUp(),

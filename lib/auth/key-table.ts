@@ -7,7 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
+import { trackConsumerLag } from '../consumer-lag.ts';
 import { UnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { ensureTopics, topicName } from '../topics.ts';
@@ -130,6 +132,7 @@ export interface KeyTable extends KeyLookup {
  * Creates the topic when missing, starts the consumer and resolves once the table holds every record
  * present at start.
  * @param deps.tokenSecret the signing secret; default loadTokenSecret(config.auth).
+ * @param deps.registry where `kafka_consumer_lag{consumer="key-table"}` goes (lib/consumer-lag.ts); none: not measured.
  * @throws UnavailableError when catching up takes longer than `readyTimeoutMs` (default 30000).
  */
 export async function startKeyTable(deps: {
@@ -138,6 +141,7 @@ export async function startKeyTable(deps: {
   logger: Logger;
   tokenSecret?: Buffer;
   readyTimeoutMs?: number;
+  registry?: Registry;
 }): Promise<KeyTable> {
   const { config, kafka } = deps;
   const log = deps.logger.child({ component: 'key-table' });
@@ -166,7 +170,19 @@ export async function startKeyTable(deps: {
   };
   checkReady();
 
-  const consumer = kafka.consumer({ groupId: `auth-keys-${randomUUID()}`, maxWaitTimeInMs: 100 });
+  const groupId = `auth-keys-${randomUUID()}`;
+  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+  const lag = deps.registry
+    ? trackConsumerLag({
+        kafka,
+        registry: deps.registry,
+        name: 'key-table',
+        groupId,
+        consumer,
+        refreshMs: config.kafka.lagRefreshMs,
+        logger: log,
+      })
+    : undefined;
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
@@ -183,6 +199,8 @@ export async function startKeyTable(deps: {
         }
         next.set(batch.partition, BigInt(m.offset) + 1n);
       }
+      const done = next.get(batch.partition);
+      if (done !== undefined) lag?.position(topic, batch.partition, done);
       for (const w of waiters) {
         if ((next.get(w.pos.partition) ?? 0n) > w.pos.offset) {
           waiters.delete(w);
@@ -206,6 +224,7 @@ export async function startKeyTable(deps: {
     ]);
   } catch (err) {
     await consumer.disconnect();
+    await lag?.stop();
     throw err;
   } finally {
     clearTimeout(timer);
@@ -238,6 +257,9 @@ export async function startKeyTable(deps: {
         waiters.add(w);
       });
     },
-    close: () => consumer.disconnect(),
+    async close() {
+      await consumer.disconnect();
+      await lag?.stop();
+    },
   };
 }

@@ -9,11 +9,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EachBatchPayload, Kafka } from 'kafkajs';
+import type { Registry } from 'prom-client';
 import { decodeKeyEvent, type KeyEvent } from '../../lib/auth/key-events.ts';
 import type { Config } from '../../lib/config.ts';
+import { trackConsumerLag } from '../../lib/consumer-lag.ts';
 import type { Sql } from '../../lib/db.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { topicName } from '../../lib/topics.ts';
+import { createProjectorMetrics, type ProjectorMetrics } from '../metrics.ts';
 import { readCheckpoints } from '../rounds/store.ts';
 import { foldKeyEvents } from './projection.ts';
 import { writeKeyPatches } from './store.ts';
@@ -25,6 +28,9 @@ export interface AuthKeysProjector {
   start(): Promise<void>;
   /** Stops after the write in progress and disconnects. */
   stop(): Promise<void>;
+  /** Consumer in its group and the last write succeeded. */
+  ready(): boolean;
+  readonly metrics: ProjectorMetrics;
 }
 
 /** Builds the projector; its group is `${PROJECTOR_GROUP}-auth-keys-<uuid>`. */
@@ -33,6 +39,8 @@ export function buildAuthKeysProjector(deps: {
   kafka: Kafka;
   sql: Sql;
   logger: Logger;
+  /** Registry shared with the process's other projections (a new one by default). */
+  registry?: Registry;
 }): AuthKeysProjector {
   const { config, kafka, sql } = deps;
   const topic = topicName(config, 'authKeys');
@@ -46,19 +54,39 @@ export function buildAuthKeysProjector(deps: {
     sessionTimeout: 10_000,
     heartbeatInterval: 1000,
   });
+  const metrics = createProjectorMetrics(deps.registry);
+  const labels = { projection: AUTH_KEYS_PROJECTION, topic };
+  const lag = trackConsumerLag({
+    kafka,
+    registry: metrics.registry,
+    name: `projector-${AUTH_KEYS_PROJECTION}`,
+    groupId,
+    consumer,
+    refreshMs: config.kafka.lagRefreshMs,
+    logger: log,
+  });
   let checkpoints = new Map<number, bigint>();
   let stopped = false;
+  let joined = false;
+  let dbOk = true;
 
   async function eachBatch({ batch, resolveOffset, heartbeat }: EachBatchPayload) {
     const p = batch.partition;
+    metrics.batchSize.observe(labels, batch.messages.length);
     const cp = checkpoints.get(p) ?? 0n;
     const fresh = batch.messages.filter((m) => BigInt(m.offset) >= cp);
-    if (fresh.length === 0) return;
+    if (fresh.length === 0) {
+      // Projected already (a restart reads from before the checkpoint): move past it. Returning
+      // without resolving would make kafkajs fetch this same batch again, for ever.
+      resolveOffset(batch.lastOffset());
+      return;
+    }
     const events: KeyEvent[] = [];
     for (const m of fresh) {
       try {
         events.push(decodeKeyEvent(m.key, m.value));
       } catch (err) {
+        metrics.skipped.inc(labels);
         log.error({ err, partition: p, offset: m.offset }, 'skipping undecodable auth-keys record');
       }
     }
@@ -66,9 +94,14 @@ export function buildAuthKeysProjector(deps: {
     const patches = foldKeyEvents(events);
     for (let attempt = 0; !stopped; attempt++) {
       try {
+        const started = performance.now();
         await writeKeyPatches(sql, { projection: AUTH_KEYS_PROJECTION, topic, partition: p }, patches, next);
+        metrics.txSeconds.observe(labels, (performance.now() - started) / 1000);
+        dbOk = true;
         break;
       } catch (err) {
+        dbOk = false;
+        metrics.dbFailures.inc(labels);
         log.warn({ err, attempt, partition: p }, 'auth-keys write failed; retrying');
         await new Promise((r) => setTimeout(r, Math.min(3000, 200 * 2 ** attempt)));
         await heartbeat();
@@ -76,8 +109,25 @@ export function buildAuthKeysProjector(deps: {
     }
     if (stopped) return;
     checkpoints.set(p, next);
+    metrics.projected.inc(labels, events.length);
+    lag.position(topic, p, next);
     resolveOffset(batch.lastOffset());
   }
+
+  consumer.on(consumer.events.GROUP_JOIN, (e) => {
+    joined = true;
+    // Nothing to read on a partition is as good as caught up with its checkpoint (or its start).
+    for (const p of e.payload.memberAssignment[topic] ?? []) {
+      const cp = checkpoints.get(p);
+      if (cp !== undefined) lag.position(topic, p, cp);
+    }
+  });
+  consumer.on(consumer.events.CRASH, () => {
+    joined = false;
+  });
+  consumer.on(consumer.events.STOP, () => {
+    joined = false;
+  });
 
   return {
     async start() {
@@ -90,6 +140,9 @@ export function buildAuthKeysProjector(deps: {
     async stop() {
       stopped = true;
       await consumer.disconnect();
+      await lag.stop();
     },
+    ready: () => joined && dbOk,
+    metrics,
   };
 }

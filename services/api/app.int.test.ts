@@ -182,9 +182,9 @@ describe('API on a reachable database', () => {
       const res = await t.app.inject('/metrics');
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/plain/);
-      expect(res.body).toContain('process_cpu_user_seconds_total');
+      expect(res.body).toMatch(/process_cpu_user_seconds_total\{service="api"\} /);
       expect(res.body).toMatch(
-        /http_request_duration_seconds_count\{method="GET",route="\/api\/history\/:game",status_code="200"\} [1-9]/,
+        /http_request_duration_seconds_count\{[^}]*method="GET",route="\/api\/history\/:game",status_code="200"[^}]*\} [1-9]/,
       );
     });
 

@@ -10,6 +10,7 @@
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Producer } from 'kafkajs';
+import type { Registry } from 'prom-client';
 import type { KeyTable } from '../../lib/auth/key-table.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db.ts';
@@ -34,6 +35,8 @@ export interface ApiDeps {
   readonly logger: Logger;
   /** How long /ready waits for `select 1`, in ms (default 1000). */
   readonly readyTimeoutMs?: number;
+  /** Registry of GET /metrics (default: a new `service="api"` one); main.ts shares it with the key table. */
+  readonly registry?: Registry;
   /**
    * Access control (issue 4): the key table and a producer for `auth-keys`. Without it the API has
    * no auth routes and ignores credentials (the rounds-only tests of issue 1 build it so).
@@ -73,7 +76,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   });
 
   await registerCors(app);
-  registerMetrics(app);
+  registerMetrics(app, deps.registry);
   await registerOpenApi(app);
   await app.register(healthRoutes(sql, deps.readyTimeoutMs ?? READY_TIMEOUT_MS));
 

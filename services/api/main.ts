@@ -1,14 +1,17 @@
 /**
  * REST API process: reads config, connects to Postgres, applies pending migrations (so the API
- * can start before the projector), listens, and shuts down gracefully on SIGINT/SIGTERM.
+ * can start before the projector), serves from a self-healing pool (lib/healing-sql.ts), listens,
+ * and shuts down gracefully on SIGINT/SIGTERM.
  */
 
 import { startKeyTable } from '../../lib/auth/key-table.ts';
 import { loadConfig } from '../../lib/config.ts';
 import { createSql } from '../../lib/db.ts';
+import { createHealingSql } from '../../lib/healing-sql.ts';
 import { createKafka } from '../../lib/kafka.ts';
-import { onShutdown } from '../../lib/lifecycle.ts';
+import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { createServiceRegistry } from '../../lib/metrics.ts';
 import { migrateWhenReachable } from '../../lib/migrate.ts';
 import { buildApi } from './app.ts';
 import { ensureAdminKey } from './auth/bootstrap.ts';
@@ -17,28 +20,42 @@ import { startLastUsedWriter } from './auth/last-used.ts';
 
 const config = loadConfig();
 const logger = createLogger('api', config.logLevel);
+// A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
+holdSignals(logger, config.shutdownTimeoutMs);
 const sql = createSql(config);
 
 try {
   await migrateWhenReachable(sql, config.db.schema, logger);
+  // Requests get 503 while Postgres is away and answers once it is back, never a hung pool.
+  const db = createHealingSql({
+    first: sql,
+    make: () => createSql(config),
+    stallMs: config.db.stallMs,
+    logger,
+  }).sql;
   const kafka = createKafka(config, 'api', logger);
-  const table = await startKeyTable({ config, kafka, logger });
+  const registry = createServiceRegistry('api');
+  const table = await startKeyTable({ config, kafka, logger, registry });
   // Idempotent: key appends are retried without duplicates.
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   await ensureAdminKey({ config, table, producer, now: Date.now() });
   const lastUsed = new LastUsed();
-  const usage = startLastUsedWriter({ sql, lastUsed, periodMs: config.auth.batchMs, logger });
-  const app = await buildApi({ config, sql, logger, auth: { table, producer, lastUsed } });
+  const usage = startLastUsedWriter({ sql: db, lastUsed, periodMs: config.auth.batchMs, logger });
+  const app = await buildApi({ config, sql: db, logger, registry, auth: { table, producer, lastUsed } });
   await app.listen({ host: config.api.host, port: config.api.port });
 
-  onShutdown(logger, async () => {
-    await app.close();
-    await usage.stop();
-    await producer.disconnect();
-    await table.close();
-    await sql.end({ timeout: 5 });
-  });
+  onShutdown(
+    logger,
+    async () => {
+      await app.close();
+      await usage.stop();
+      await producer.disconnect();
+      await table.close();
+      await db.end({ timeout: 5 });
+    },
+    { timeoutMs: config.shutdownTimeoutMs },
+  );
 } catch (err) {
   logger.fatal({ err }, 'api failed to start');
   await sql.end({ timeout: 1 }).catch(() => {});

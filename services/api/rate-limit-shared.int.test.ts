@@ -39,7 +39,7 @@ const nextIp = () => `10.7.0.${++ipSeq}`;
 
 async function metric(t: TestApi, name: string): Promise<number> {
   const text = (await t.app.inject({ url: '/metrics' })).body;
-  const m = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)$`, 'm').exec(text);
   if (!m) throw new Error(`${name} not in /metrics`);
   return Number(m[1]);
 }

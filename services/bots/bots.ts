@@ -9,10 +9,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { z } from 'zod';
 import type { Config } from '../../lib/config.ts';
 import { GAME_SLUGS, type GameSlug } from '../../lib/games.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { createServiceRegistry } from '../../lib/metrics.ts';
 import { pauseMs, planBet } from './plan.ts';
 
 export interface BotsDeps {
@@ -20,6 +22,8 @@ export interface BotsDeps {
   readonly logger: Logger;
   /** [0, 1) source; Math.random in production, a seeded one in tests. */
   readonly random?: () => number;
+  /** Registry of the metrics (default: a new `service="bots"` one with the process metrics). */
+  readonly registry?: Registry;
 }
 
 export interface Bots {
@@ -28,6 +32,10 @@ export interface Bots {
   stop(): Promise<void>;
   /** Counters since start. */
   readonly stats: { sessions: number; bets: number; refused: number; errors: number };
+  /** True from a successful start until stop (for /ready). */
+  ready(): boolean;
+  /** `bots_*` counters and the bots running; served at the bots' /metrics. */
+  readonly registry: Registry;
 }
 
 const operatorFile = z.object({ operator_id: z.string().min(1), api_token: z.string().min(1) });
@@ -50,8 +58,30 @@ export function buildBots(deps: BotsDeps): Bots {
   const log = deps.logger.child({ component: 'bots' });
   const random = deps.random ?? Math.random;
   const stats = { sessions: 0, bets: 0, refused: 0, errors: 0 };
+  const registry = deps.registry ?? createServiceRegistry('bots');
+  const registers = [registry];
+  const sessionsOpened = new Counter({
+    name: 'bots_sessions_opened_total',
+    help: 'Game sessions the bots opened (request-access, then /play/open)',
+    registers,
+  });
+  const betsPlaced = new Counter({ name: 'bots_bets_placed_total', help: 'Bets accepted (202)', registers });
+  const failures = new Counter({
+    name: 'bots_request_failures_total',
+    help: 'Failed bot requests: refused (4xx) or error (5xx, timeout, connection)',
+    labelNames: ['kind'] as const,
+    registers,
+  });
   const abort = new AbortController();
   const running: Promise<void>[] = [];
+  new Gauge({
+    name: 'bots_running',
+    help: 'Bots currently playing',
+    registers,
+    collect() {
+      this.set(abort.signal.aborted ? 0 : running.length);
+    },
+  });
 
   async function call<T>(path: string, token: string, body: unknown): Promise<T> {
     const res = await fetch(`${bots.apiUrl}${path}`, {
@@ -78,6 +108,7 @@ export function buildBots(deps: BotsDeps): Bots {
     if (!launch) throw new Error(`game_url without a launch code: ${access.game_url}`);
     const opened = await call<{ player_token: string }>('/play/open', '', { launch });
     stats.sessions += 1;
+    sessionsOpened.inc();
     return opened.player_token;
   }
 
@@ -93,22 +124,32 @@ export function buildBots(deps: BotsDeps): Bots {
         player ??= await session(apiToken, i, game);
         await call('/play/bets', player, planBet(game, random));
         stats.bets += 1;
+        betsPlaced.inc();
       } catch (err) {
         if (abort.signal.aborted) break;
         if (err instanceof HttpError && (err.status === 401 || err.status === 410)) player = undefined;
-        if (err instanceof HttpError && err.status < 500) stats.refused += 1;
-        else stats.errors += 1;
+        if (err instanceof HttpError && err.status < 500) {
+          stats.refused += 1;
+          failures.inc({ kind: 'refused' });
+        } else {
+          stats.errors += 1;
+          failures.inc({ kind: 'error' });
+        }
         log.debug({ bot: i + 1, err: (err as Error).message }, 'bot request failed');
       }
       await sleep(pauseMs(bots.betIntervalMs, random), undefined, { signal: abort.signal }).catch(() => {});
     }
   }
 
+  let started = false;
   return {
     stats,
+    registry,
+    ready: () => started && !abort.signal.aborted,
     async start() {
       const op = operatorFile.parse(JSON.parse(await readFile(bots.operatorFile, 'utf8')));
       for (let i = 0; i < bots.players; i++) running.push(run(op.api_token, i));
+      started = true;
       log.info({ players: bots.players, operator: op.operator_id, api: bots.apiUrl }, 'bots started');
     },
     async stop() {

@@ -10,10 +10,11 @@ import { createKafka } from '../../lib/kafka.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createStreamAccess, type StreamAccess } from '../edge/access.ts';
 import { FanOutHub } from '../edge/hub.ts';
+import { initProtocolSeries } from '../edge/metrics.ts';
 import { createRoundSource, type RoundSource } from '../edge/source.ts';
 import { type CertificateInfo, loadCertificate } from './cert.ts';
 import { createHttpHandler } from './http.ts';
-import { createWtMetrics, type WtMetrics } from './metrics.ts';
+import { createWtMetrics, PROTOCOL, type WtMetrics } from './metrics.ts';
 import { createWtTransport, type WtTransport } from './transport.ts';
 
 export interface WtEdgeDeps {
@@ -81,7 +82,7 @@ export function buildWtEdge(deps: WtEdgeDeps): WtEdge {
         }),
       );
       // The key table from `auth-keys` (revocations within a second), like the Node edge.
-      const table = await startKeyTable({ config, kafka, logger: deps.logger });
+      const table = await startKeyTable({ config, kafka, logger: deps.logger, registry: metrics.register });
       closeTable = () => table.close();
       const { requireWs: ws, requireSse: sse, requireGrpc: grpc, requireWt: wt } = config.auth;
       access = createStreamAccess({ table, require: { ws, sse, grpc, wt }, metrics });
@@ -95,6 +96,7 @@ export function buildWtEdge(deps: WtEdgeDeps): WtEdge {
         access,
       });
       await transport.start();
+      initProtocolSeries(metrics, PROTOCOL);
       started = true;
       logger.info(
         {

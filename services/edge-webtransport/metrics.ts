@@ -20,7 +20,7 @@ export interface WtMetrics extends EdgeMetrics {
 
 /** A fresh registry with the edge's metrics and the WebTransport ones. */
 export function createWtMetrics(): WtMetrics {
-  const base = createEdgeMetrics();
+  const base = createEdgeMetrics('edge-webtransport');
   const registers = [base.register];
   return {
     ...base,

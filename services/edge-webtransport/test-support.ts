@@ -108,7 +108,10 @@ export function parseLogLines(output: string): LogLine[] {
 /** A sample of the edge's `/metrics`, e.g. `edge_subscribers` with labels `protocol="webtransport"`; 0 when absent. */
 export async function readMetric(httpPort: number, name: string, labels: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  // Other labels (the registry's `service`) may follow the ones asked for.
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`${name}{${labels}}`) || l.startsWith(`${name}{${labels},`));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 

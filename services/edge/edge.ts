@@ -15,7 +15,7 @@ import { createKafka } from '../../lib/kafka.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { type AccessKeyTable, createStreamAccess, type StreamAccess } from './access.ts';
 import { FanOutHub } from './hub.ts';
-import { createEdgeMetrics, type EdgeMetrics } from './metrics.ts';
+import { createEdgeMetrics, type EdgeMetrics, initProtocolSeries } from './metrics.ts';
 import { createRoundSource, type RoundSource } from './source.ts';
 import { createGrpcTransport } from './transports/grpc/grpc.ts';
 import { createGrpcProxyTransport } from './transports/grpc-proxy/grpc-proxy.ts';
@@ -135,7 +135,7 @@ export function buildEdge(deps: EdgeDeps): Edge {
     async start() {
       let table = deps.keyTable;
       if (!table) {
-        const t = await startKeyTable({ config, kafka, logger: deps.logger });
+        const t = await startKeyTable({ config, kafka, logger: deps.logger, registry: metrics.register });
         closeTable = () => t.close();
         table = t;
         keyTable = t;
@@ -153,7 +153,10 @@ export function buildEdge(deps: EdgeDeps): Edge {
         sql: deps.sql,
         access,
       };
-      for (const t of transports) await t.start(ctx);
+      for (const t of transports) {
+        await t.start(ctx);
+        initProtocolSeries(metrics, t.name); // the transport's name is its `protocol` label
+      }
       await http.listen({ host: config.edge.host, port: config.edge.httpPort });
       const addr = http.server.address();
       httpPort = typeof addr === 'object' && addr ? addr.port : config.edge.httpPort;

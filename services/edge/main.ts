@@ -5,12 +5,14 @@
 
 import { loadConfig } from '../../lib/config.ts';
 import { createSql } from '../../lib/db.ts';
-import { onShutdown } from '../../lib/lifecycle.ts';
+import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildEdge, type Edge } from './edge.ts';
 
 const config = loadConfig();
 const logger = createLogger('edge', config.logLevel);
+// A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
+holdSignals(logger, config.edge.drainMs + config.shutdownTimeoutMs);
 // Read models for gRPC ListGames/GetHistory; the pool connects lazily, so a database outage only
 // affects those calls, never the live streams.
 const sql = createSql(config, { max: 4 });
@@ -32,5 +34,5 @@ onShutdown(
     await edge?.stop();
     await sql.end({ timeout: 2 });
   },
-  { drainMs: config.edge.drainMs },
+  { fields: { drainMs: config.edge.drainMs }, timeoutMs: config.edge.drainMs + config.shutdownTimeoutMs },
 );

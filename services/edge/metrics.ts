@@ -1,9 +1,12 @@
 /**
  * Prometheus metrics of an edge node (STYLE.md §12). Each edge gets its own registry so that two
  * edges in one process (tests) do not collide. Every transport labels its figures with
- * `protocol` (ws, sse, grpc, …); the label set is fixed by the code, never by a request.
+ * `protocol` (ws, sse, grpc, …); the label set is fixed by the code, never by a request. The
+ * rounds source's lag per partition is the common `kafka_consumer_lag{consumer="edge-source"}`
+ * (lib/consumer-lag.ts).
  */
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { createServiceRegistry } from '../../lib/metrics.ts';
 
 export interface EdgeMetrics {
   readonly register: Registry;
@@ -21,14 +24,21 @@ export interface EdgeMetrics {
   readonly sseResumes: Counter<'source'>;
   /** Records of `rounds` the edge could not decode and skipped. */
   readonly undecodable: Counter<string>;
-  /** Records between the edge's consumer position and the partition's high-water mark. */
-  readonly lag: Gauge<'partition'>;
 }
 
-/** A fresh registry with the default process metrics and the edge's own. */
-export function createEdgeMetrics(): EdgeMetrics {
-  const register = new Registry();
-  collectDefaultMetrics({ register });
+/**
+ * Creates the per-protocol series of `protocol` at 0, so dashboards and alerts see a protocol
+ * before its first subscriber (Prometheus instrumentation practice: no missing series).
+ */
+export function initProtocolSeries(metrics: EdgeMetrics, protocol: string): void {
+  metrics.subscribers.inc({ protocol }, 0);
+  metrics.deliveries.inc({ protocol }, 0);
+  metrics.slowCloses.inc({ protocol }, 0);
+}
+
+/** A fresh registry with the default process metrics, `service="<service>"` and the edge's own. */
+export function createEdgeMetrics(service: 'edge' | 'edge-webtransport' = 'edge'): EdgeMetrics {
+  const register = createServiceRegistry(service);
   const registers = [register];
   return {
     register,
@@ -71,12 +81,6 @@ export function createEdgeMetrics(): EdgeMetrics {
     undecodable: new Counter({
       name: 'edge_undecodable_records_total',
       help: 'Records of the rounds topic that could not be decoded and were skipped.',
-      registers,
-    }),
-    lag: new Gauge({
-      name: 'edge_consumer_lag_records',
-      help: 'Records between the edge consumer position and the high-water mark, by partition.',
-      labelNames: ['partition'] as const,
       registers,
     }),
   };

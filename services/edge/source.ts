@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Config } from '../../lib/config.ts';
+import { type ConsumerLag, trackConsumerLag } from '../../lib/consumer-lag.ts';
 import { GAME_SLUGS } from '../../lib/games.ts';
 import { partitionOffsets } from '../../lib/kafka.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -65,6 +66,7 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
   const log = deps.logger.child({ component: 'edge-source' });
   const topic = topicName(deps.config, 'rounds');
   let consumer: Consumer | undefined;
+  let lag: ConsumerLag | undefined;
   let ready = false;
   let stopped = false;
 
@@ -111,12 +113,19 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
     },
     async start() {
       const marks = await bootstrap();
-      const c = kafka.consumer({
-        groupId: `edge-${randomUUID()}`,
-        maxWaitTimeInMs: FETCH_MAX_WAIT_MS,
-        minBytes: 1,
-      });
+      const groupId = `edge-${randomUUID()}`;
+      const c = kafka.consumer({ groupId, maxWaitTimeInMs: FETCH_MAX_WAIT_MS, minBytes: 1 });
       consumer = c;
+      const l = trackConsumerLag({
+        kafka,
+        registry: metrics.register,
+        name: 'edge-source',
+        groupId,
+        consumer: c,
+        refreshMs: deps.config.kafka.lagRefreshMs,
+        logger: log,
+      });
+      lag = l;
       // Next offset to read per partition: the start marks, then past each record handled. The
       // group commits nothing, so after a kafkajs restart (broker outage) it would start at the
       // end; seeking on every join resumes exactly where it stopped instead. GROUP_JOIN is emitted
@@ -125,7 +134,10 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
       let joined = false;
       c.on(c.events.GROUP_JOIN, () => {
         joined = true;
-        for (const [partition, offset] of next) c.seek({ topic, partition, offset: String(offset) });
+        for (const [partition, offset] of next) {
+          c.seek({ topic, partition, offset: String(offset) });
+          l.position(topic, partition, offset);
+        }
       });
       c.on(c.events.FETCH, () => {
         if (joined && !stopped) ready = true;
@@ -146,7 +158,8 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
             if (!round) continue;
             hub.publish(new Delivery(round, appendTime(m.timestamp), batch.partition, BigInt(m.offset)));
           }
-          metrics.lag.set({ partition: String(batch.partition) }, Number(batch.offsetLag()));
+          const last = batch.messages.at(-1);
+          if (last) l.position(topic, batch.partition, BigInt(last.offset) + 1n);
         },
       });
       log.info({ topic, marks: Object.fromEntries([...marks].map(([p, o]) => [p, String(o)])) }, 'live');
@@ -156,6 +169,8 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
       ready = false;
       await consumer?.disconnect();
       consumer = undefined;
+      await lag?.stop();
+      lag = undefined;
     },
   };
 }

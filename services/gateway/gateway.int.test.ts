@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { loadConfig } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { samplesOf, sampleValue } from '../../tests/helpers/metrics.ts';
 import { buildGateway, type Gateway } from './gateway.ts';
 
 const logger = createLogger('gateway-test', 'silent');
@@ -87,6 +88,7 @@ beforeAll(async () => {
 
   const config = loadConfig(process.env, {
     GATEWAY_PORT: 0,
+    GATEWAY_OPS_PORT: 0,
     GATEWAY_API_URL: `http://127.0.0.1:${portOf(api.server)}`,
     GATEWAY_EDGE_HTTP_URL: `http://127.0.0.1:${portOf(edgeHttp.server)}`,
     GATEWAY_EDGE_WS_URL: `http://127.0.0.1:${portOf(wsHttp)}`,
@@ -168,6 +170,7 @@ describe('gateway with its upstreams down', () => {
     const down = buildGateway({
       config: loadConfig(process.env, {
         GATEWAY_PORT: 0,
+        GATEWAY_OPS_PORT: 0,
         GATEWAY_API_URL: 'http://127.0.0.1:1',
         GATEWAY_EDGE_HTTP_URL: 'http://127.0.0.1:1',
         GATEWAY_EDGE_WS_URL: 'http://127.0.0.1:1',
@@ -187,9 +190,48 @@ describe('gateway with its upstreams down', () => {
       const [, res] = (await once(ws, 'unexpected-response')) as [unknown, IncomingMessage];
       expect(res.statusCode).toBe(502);
       ws.terminate();
+
+      // Live but not ready: the API upstream does not answer; the failures are counted.
+      const ops = `http://127.0.0.1:${down.opsPort}`;
+      expect((await fetch(`${ops}/health`)).status).toBe(200);
+      const ready = await fetch(`${ops}/ready`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ ready: false, listening: true });
+      const text = await (await fetch(`${ops}/metrics`)).text();
+      expect(sampleValue(text, 'gateway_upstream_failures_total', { status: '502' })).toBe(3);
     } finally {
       await down.stop();
     }
+  });
+});
+
+describe('gateway ops endpoints (GATEWAY_OPS_PORT)', () => {
+  it('answers /health, /ready with its upstreams, and /metrics with proxied request durations', async () => {
+    const ops = `http://127.0.0.1:${gateway.opsPort}`;
+    expect(gateway.opsPort).not.toBe(gateway.port);
+    expect((await fetch(`${ops}/health`)).status).toBe(200);
+    const ready = await fetch(`${ops}/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({
+      ready: true,
+      listening: true,
+      upstreams: { api: 'ok', edgeHttp: 'ok', wtHttp: 'ok' },
+    });
+    // /metrics on the proxy port is the API's, not the gateway's own.
+    expect(await getJson('/metrics')).toMatchObject({ upstream: 'api', url: '/metrics' });
+
+    await fetch(`${base}/api/games`);
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/ws/crash`);
+    await once(ws, 'open');
+    const text = await (await fetch(`${ops}/metrics`)).text();
+    expect(sampleValue(text, 'gateway_ws_tunnels', { service: 'gateway' })).toBeGreaterThanOrEqual(1);
+    ws.terminate();
+    const proxied = samplesOf(text, 'http_request_duration_seconds_count', {
+      method: 'GET',
+      service: 'gateway',
+    });
+    expect(proxied.reduce((n, x) => n + x.value, 0)).toBeGreaterThan(0);
+    expect(sampleValue(text, 'process_resident_memory_bytes', { service: 'gateway' })).toBeGreaterThan(0);
   });
 });
 

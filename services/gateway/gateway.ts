@@ -14,13 +14,17 @@
  * WebTransport itself is UDP on its own port and cannot be proxied here; the pages connect to it
  * directly and only read its certificate hash through the gateway. Clients' addresses reach the
  * upstreams in X-Forwarded-For. An unreachable upstream is 502 `{error, success: false}`.
+ * The gateway's own /health, /ready and /metrics are on GATEWAY_OPS_PORT (ops.ts).
  */
 
 import type { IncomingHttpHeaders } from 'node:http';
 import proxy from '@fastify/http-proxy';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from '../../lib/config.ts';
+import { observeHttpRequests } from '../../lib/http-metrics.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { type OpsServer, startOpsServer } from '../../lib/ops-http.ts';
+import { createGatewayMetrics, type GatewayMetrics, gatewayReadiness } from './ops.ts';
 import { createWsTunnel, type WsTunnel } from './ws-tunnel.ts';
 
 export interface GatewayDeps {
@@ -31,8 +35,11 @@ export interface GatewayDeps {
 export interface Gateway {
   readonly app: FastifyInstance;
   readonly tunnel: WsTunnel;
+  readonly metrics: GatewayMetrics;
   /** Listening port, once started. */
   readonly port: number;
+  /** Port of /health, /ready, /metrics, once started. */
+  readonly opsPort: number;
   start(): Promise<void>;
   /** Closes the listener, open HTTP streams and WebSocket tunnels. */
   stop(): Promise<void>;
@@ -59,16 +66,19 @@ interface ErrorReply {
 }
 
 export function buildGateway(deps: GatewayDeps): Gateway {
-  const { host, port, upstreams } = deps.config.gateway;
+  const { host, port, opsPort, upstreams } = deps.config.gateway;
   const logger = deps.logger.child({ component: 'gateway' });
   // Streams (SSE, gRPC proxy) stay open for hours: no request timeout; forceCloseConnections ends
   // them on stop instead of waiting.
   const app = Fastify({ logger: false, requestTimeout: 0, forceCloseConnections: true });
   const tunnel = createWsTunnel(upstreams.edgeWs, '/ws/', deps.logger);
+  const metrics = createGatewayMetrics(() => tunnel.open);
+  observeHttpRequests(app, metrics.registry);
   // An unreachable or failing upstream is 502 (504 on a timeout) in the REST error shape, not
   // reply-from's default 500 with the socket error text.
   const unavailable = (reply: ErrorReply, { error }: { error: Error & { statusCode?: number } }) => {
     const status = error.statusCode === 504 ? 504 : 502;
+    metrics.upstreamFailures.inc({ status: String(status) });
     logger.warn(
       { err: error.message, cause: (error.cause as Error | undefined)?.message },
       'upstream failed',
@@ -107,22 +117,35 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   app.register(proxy, { upstream: upstreams.api, prefix: '/', replyOptions });
 
   let listening = 0;
+  let ops: OpsServer | undefined;
   return {
     app,
     tunnel,
+    metrics,
     get port() {
       return listening;
+    },
+    get opsPort() {
+      return ops?.port ?? 0;
     },
     async start() {
       app.server.on('upgrade', tunnel.onUpgrade);
       await app.listen({ host, port });
       const addr = app.server.address();
       listening = typeof addr === 'object' && addr ? addr.port : port;
-      logger.info({ port: listening, upstreams }, 'gateway started');
+      ops = await startOpsServer({
+        host,
+        port: opsPort,
+        registry: metrics.registry,
+        ready: gatewayReadiness(upstreams, () => listening > 0),
+      });
+      logger.info({ port: listening, opsPort: ops.port, upstreams }, 'gateway started');
     },
     async stop() {
       tunnel.closeAll();
+      listening = 0;
       await app.close();
+      await ops?.close();
       logger.info('gateway stopped');
     },
   };

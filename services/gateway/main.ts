@@ -4,12 +4,14 @@
  */
 
 import { loadConfig } from '../../lib/config.ts';
-import { onShutdown } from '../../lib/lifecycle.ts';
+import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildGateway } from './gateway.ts';
 
 const config = loadConfig();
 const logger = createLogger('gateway', config.logLevel);
+// A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
+holdSignals(logger, config.shutdownTimeoutMs);
 const gateway = buildGateway({ config, logger });
 
 try {
@@ -19,4 +21,4 @@ try {
   process.exit(1);
 }
 
-onShutdown(logger, () => gateway.stop());
+onShutdown(logger, () => gateway.stop(), { timeoutMs: config.shutdownTimeoutMs });

@@ -9,6 +9,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import type { Config } from '../../lib/config.ts';
 import { createSql, type Sql } from '../../lib/db.ts';
+import { metricsRoute, observeHttpRequests } from '../../lib/http-metrics.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { registerAdmin } from './admin.ts';
 import { registerCallbacks } from './callbacks.ts';
@@ -65,6 +66,7 @@ export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyIn
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send(errorBody('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),
   );
+  observeHttpRequests(app, metrics.register);
   // Held (timeout/latency fault) requests must not keep close() waiting for a minute.
   app.addHook('preClose', async () => closing.abort());
 
@@ -95,9 +97,6 @@ export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyIn
       clearTimeout(timer);
     }
   });
-  app.get('/metrics', async (_request, reply) => {
-    reply.type(metrics.register.contentType);
-    return metrics.register.metrics();
-  });
+  metricsRoute(app, metrics.register);
   return app;
 }

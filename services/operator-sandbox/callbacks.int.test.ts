@@ -147,8 +147,12 @@ describe('operator sandbox callbacks (both forms)', () => {
     expect((await sb.app.inject({ method: 'GET', url: '/health' })).json()).toEqual({ status: 'ok' });
     expect((await sb.app.inject({ method: 'GET', url: '/ready' })).statusCode).toBe(200);
     const text = (await sb.app.inject({ method: 'GET', url: '/metrics' })).body;
-    expect(text).toMatch(/sandbox_callbacks_total\{kind="bet",form="A",status="200"\} 4/);
-    expect(text).toMatch(/sandbox_callbacks_total\{kind="win",form="B",status="200"\} 1/);
-    expect(text).toMatch(/sandbox_callbacks_total\{kind="balance",form="A",status="200"\} 1/);
+    expect(text).toMatch(/sandbox_callbacks_total\{kind="bet",form="A",status="200"[^}]*\} 4/);
+    expect(text).toMatch(/sandbox_callbacks_total\{kind="win",form="B",status="200"[^}]*\} 1/);
+    expect(text).toMatch(/sandbox_callbacks_total\{kind="balance",form="A",status="200"[^}]*\} 1/);
+    expect(text).toMatch(/process_resident_memory_bytes\{service="operator-sandbox"\} [1-9]/);
+    expect(text).toMatch(
+      /http_request_duration_seconds_count\{[^}]*route="\/wallet\/bet",status_code="200"[^}]*\} 4/,
+    );
   });
 });

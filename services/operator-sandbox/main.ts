@@ -3,13 +3,15 @@
  * ledger migrations, listens on SANDBOX_HOST:SANDBOX_PORT, and shuts down on SIGINT/SIGTERM.
  */
 import { loadConfig } from '../../lib/config.ts';
-import { onShutdown } from '../../lib/lifecycle.ts';
+import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { migrateWhenReachable } from '../../lib/migrate.ts';
 import { buildOperatorSandbox, createSandboxSql, SANDBOX_MIGRATIONS_DIR } from './app.ts';
 
 const config = loadConfig();
 const logger = createLogger('operator-sandbox', config.logLevel);
+// A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
+holdSignals(logger, config.shutdownTimeoutMs);
 const sql = createSandboxSql(config);
 
 try {
@@ -17,10 +19,14 @@ try {
   const app = await buildOperatorSandbox({ config, sql, logger });
   await app.listen({ host: config.sandbox.host, port: config.sandbox.port });
 
-  onShutdown(logger, async () => {
-    await app.close();
-    await sql.end({ timeout: 5 });
-  });
+  onShutdown(
+    logger,
+    async () => {
+      await app.close();
+      await sql.end({ timeout: 5 });
+    },
+    { timeoutMs: config.shutdownTimeoutMs },
+  );
 } catch (err) {
   logger.fatal({ err }, 'operator-sandbox failed to start');
   await sql.end({ timeout: 1 }).catch(() => {});

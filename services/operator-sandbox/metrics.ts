@@ -3,7 +3,8 @@
  * (`dropped` when a fault cut the connection), and injected faults by mode. Each app has its own
  * registry so several sandboxes in one test process do not collide.
  */
-import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
+import { createServiceRegistry } from '../../lib/metrics.ts';
 
 export interface SandboxMetrics {
   readonly register: Registry;
@@ -11,10 +12,9 @@ export interface SandboxMetrics {
   readonly faults: Counter<'mode'>;
 }
 
-/** A fresh registry with the default process metrics and the sandbox's counters. */
+/** A fresh registry with the process metrics, `service="operator-sandbox"` and the sandbox's counters. */
 export function createMetrics(): SandboxMetrics {
-  const register = new Registry();
-  collectDefaultMetrics({ register });
+  const register = createServiceRegistry('operator-sandbox');
   return {
     register,
     callbacks: new Counter({

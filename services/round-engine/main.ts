@@ -6,12 +6,14 @@
 
 import { loadConfig } from '../../lib/config.ts';
 import { createKafka } from '../../lib/kafka.ts';
-import { onShutdown } from '../../lib/lifecycle.ts';
+import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildRoundEngine } from './engine.ts';
 
 const config = loadConfig();
 const logger = createLogger('round-engine', config.logLevel);
+// A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
+holdSignals(logger, config.shutdownTimeoutMs);
 const kafka = createKafka(config, 'round-engine', logger);
 const engine = buildRoundEngine({
   config,
@@ -32,4 +34,4 @@ try {
   process.exit(1);
 }
 
-onShutdown(logger, () => engine.stop());
+onShutdown(logger, () => engine.stop(), { timeoutMs: config.shutdownTimeoutMs });

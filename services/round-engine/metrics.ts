@@ -2,7 +2,8 @@
  * Prometheus metrics of the round engine (STYLE.md §12), on a registry of its own so several
  * engines in one process (tests) do not collide.
  */
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { createServiceRegistry } from '../../lib/metrics.ts';
 
 export interface EngineMetrics {
   readonly registry: Registry;
@@ -14,9 +15,9 @@ export interface EngineMetrics {
   readonly sendRetries: Counter<'game'>;
 }
 
+/** A fresh registry with the process metrics, `service="round-engine"` and the engine's own. */
 export function createMetrics(): EngineMetrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  const registry = createServiceRegistry('round-engine');
   return {
     registry,
     appended: new Counter({

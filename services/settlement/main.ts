@@ -6,7 +6,7 @@
 import { loadConfig } from '../../lib/config.ts';
 import { createSql } from '../../lib/db.ts';
 import { createKafka } from '../../lib/kafka.ts';
-import { onShutdown } from '../../lib/lifecycle.ts';
+import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { migrateWhenReachable } from '../../lib/migrate.ts';
 import { ensureTopics } from '../../lib/topics.ts';
@@ -15,6 +15,8 @@ import { buildSettlement } from './settlement.ts';
 
 const config = loadConfig();
 const logger = createLogger('settlement', config.logLevel);
+// A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
+holdSignals(logger, config.shutdownTimeoutMs);
 const sql = createSql(config, { max: 4 });
 const kafka = createKafka(config, 'settlement', logger);
 
@@ -28,11 +30,15 @@ try {
   await settlement.start();
   const http = await startSettlementHttp(settlement, config.api.host, config.settlement.httpPort);
   logger.info({ port: http.port }, 'settlement listening');
-  onShutdown(logger, async () => {
-    http.server.close();
-    await settlement.stop();
-    await sql.end({ timeout: 5 });
-  });
+  onShutdown(
+    logger,
+    async () => {
+      http.server.close();
+      await settlement.stop();
+      await sql.end({ timeout: 5 });
+    },
+    { timeoutMs: config.shutdownTimeoutMs },
+  );
 } catch (err) {
   logger.fatal({ err }, 'settlement failed to start');
   await sql.end({ timeout: 1 }).catch(() => {});

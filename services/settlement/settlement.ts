@@ -13,16 +13,19 @@
  * point neither loses nor doubles a BetSettled. One instance at a time; one batch at a time.
  */
 import type { EachBatchPayload, Kafka } from 'kafkajs';
-import { Counter, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { Config } from '../../lib/config.ts';
+import { trackConsumerLag } from '../../lib/consumer-lag.ts';
 import type { Sql } from '../../lib/db.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { createServiceRegistry } from '../../lib/metrics.ts';
 import { decodeRound } from '../../lib/rounds.ts';
 import { topicName } from '../../lib/topics.ts';
 import { decodeWalletEvent, encodeEvent, type WalletEvent } from '../../lib/wallet/events.ts';
 import { readCheckpoints } from '../../projections/rounds/store.ts';
 import { settleRoundsBatch, settleWalletBatch } from './batch.ts';
 import type { FinishedRound } from './bet.ts';
+import { createSettlementMetrics } from './metrics.ts';
 import { recoverOutbox } from './recovery.ts';
 import type { Emitted } from './step.ts';
 import { SETTLEMENT_PROJECTION } from './store.ts';
@@ -37,6 +40,7 @@ export interface SettlementDeps {
   readonly logger: Logger;
   /** Clock for the `at` of appended events (Unix ms); Date.now by default. */
   readonly now?: () => number;
+  /** Registry of the metrics (default: a new `service="settlement"` one with the process metrics). */
   readonly registry?: Registry;
 }
 
@@ -59,19 +63,8 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
   const roundsTopic = topicName(config, 'rounds');
   const groupId = config.settlement.group;
   const log = deps.logger.child({ component: 'settlement', groupId });
-  const registry = deps.registry ?? new Registry();
-  const appended = new Counter({
-    name: 'settlement_events_appended_total',
-    help: 'Events appended by settlement, by type and outcome',
-    labelNames: ['type', 'outcome'],
-    registers: [registry],
-  });
-  const records = new Counter({
-    name: 'settlement_records_total',
-    help: 'Records consumed, by topic and result (processed, skipped, undecodable)',
-    labelNames: ['topic', 'result'],
-    registers: [registry],
-  });
+  const registry = deps.registry ?? createServiceRegistry('settlement');
+  const { appended, records } = createSettlementMetrics(registry);
   const consumer = kafka.consumer({
     groupId,
     maxWaitTimeInMs: 500,
@@ -84,9 +77,19 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
     allowAutoTopicCreation: false,
   });
   const admin = kafka.admin();
+  const lag = trackConsumerLag({
+    kafka,
+    registry,
+    name: 'settlement',
+    groupId,
+    consumer,
+    refreshMs: config.kafka.lagRefreshMs,
+    logger: log,
+  });
   const checkpoints = new Map<string, bigint>();
   const tp = (topic: string, p: number) => `${topic}:${p}`;
   let alignment: Promise<boolean> = Promise.resolve(true);
+  let assignment: Record<string, number[]> = {};
   let consumerUp = false;
   let dbUp = true;
   let stopping = false;
@@ -107,6 +110,7 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
           const cp = stored.get(p);
           const target = cp === undefined || cp < low ? fallback : cp;
           checkpoints.set(tp(topic, p), target);
+          lag.position(topic, p, target);
           consumer.seek({ topic, partition: p, offset: String(target) });
         }
       }
@@ -170,12 +174,23 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
   async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, isStale, commitOffsetsIfNecessary } = payload;
     const { topic, partition } = batch;
-    if (!(await alignment) || isStale()) return;
+    if (!(await alignment)) {
+      // Postgres was away at the join: load the checkpoints again instead of waiting for a rebalance.
+      if (!stopping) alignment = align(assignment);
+      await new Promise((r) => setTimeout(r, 500));
+      return;
+    }
+    if (isStale()) return;
     const cp = checkpoints.get(tp(topic, partition));
     if (cp === undefined) return;
     const fresh = batch.messages.filter((m) => BigInt(m.offset) >= cp);
     records.inc({ topic, result: 'skipped' }, batch.messages.length - fresh.length);
-    if (fresh.length === 0) return;
+    if (fresh.length === 0) {
+      // Processed already (read from before the checkpoint): move past it. Returning
+      // without resolving would make kafkajs fetch this same batch again, for ever.
+      resolveOffset(batch.lastOffset());
+      return;
+    }
     const decoded: unknown[] =
       topic === walletTopic
         ? decodeAll(topic, fresh, decodeWalletEvent)
@@ -189,6 +204,7 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
     if (emitted === undefined) return;
     dbUp = true;
     checkpoints.set(tp(topic, partition), next);
+    lag.position(topic, partition, next);
     records.inc({ topic, result: 'processed' }, fresh.length);
     if (emitted.length > 0) {
       const messages = emitted.map((e) => ({ key: e.key, value: encodeEvent(e.event) }));
@@ -215,7 +231,8 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
   consumer.on(consumer.events.GROUP_JOIN, (e) => {
     checkpoints.clear();
     consumerUp = true;
-    alignment = align(e.payload.memberAssignment);
+    assignment = e.payload.memberAssignment;
+    alignment = align(assignment);
     log.info({ assignment: e.payload.memberAssignment }, 'joined the group');
   });
   consumer.on(consumer.events.CRASH, (e) => {
@@ -240,7 +257,7 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
       stopping = true;
       await consumer.disconnect();
       consumerUp = false;
-      await Promise.allSettled([producer.disconnect(), admin.disconnect()]);
+      await Promise.allSettled([producer.disconnect(), admin.disconnect(), lag.stop()]);
       log.info('settlement stopped');
     },
     ready: () => consumerUp && dbUp,

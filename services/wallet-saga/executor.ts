@@ -63,6 +63,9 @@ class AttemptFailed extends Error {
  */
 export async function executeJob(deps: ExecutorDeps, job: CallbackJob, source: SourceRecord): Promise<void> {
   const { directory, metrics, now } = deps;
+  // A job still queued behind its player's earlier ones when shutdown begins is not started: it
+  // stays uncommitted and runs after the restart, instead of calling the operator during the stop.
+  deps.signal.throwIfAborted();
   const append = (events: WalletEvent[]) =>
     appendWalletEvents(deps.producer, deps.config, jobKey(job), events);
   const op = await directory.operator(job.bet.operator_id, now());

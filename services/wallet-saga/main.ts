@@ -8,7 +8,7 @@
 import { loadConfig } from '../../lib/config.ts';
 import { createSql } from '../../lib/db.ts';
 import { createKafka } from '../../lib/kafka.ts';
-import { onShutdown } from '../../lib/lifecycle.ts';
+import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { migrateWhenReachable } from '../../lib/migrate.ts';
 import { ensureTopics } from '../../lib/topics.ts';
@@ -17,6 +17,8 @@ import { buildWalletSaga } from './saga.ts';
 
 const config = loadConfig();
 const logger = createLogger('wallet-saga', config.logLevel);
+// A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
+holdSignals(logger, config.shutdownTimeoutMs);
 const sql = createSql(config);
 const kafka = createKafka(config, 'wallet-saga', logger);
 
@@ -38,11 +40,15 @@ try {
   const ops = await startSagaOpsServer(saga, config.api.host, config.walletSaga.httpPort);
   logger.info({ port: ops.port }, 'wallet saga listening');
 
-  onShutdown(logger, async () => {
-    ops.server.close();
-    await saga.stop();
-    await sql.end({ timeout: 5 });
-  });
+  onShutdown(
+    logger,
+    async () => {
+      ops.server.close();
+      await saga.stop();
+      await sql.end({ timeout: 5 });
+    },
+    { timeoutMs: config.shutdownTimeoutMs },
+  );
 } catch (err) {
   logger.fatal({ err }, 'wallet saga failed to start');
   await sql.end({ timeout: 1 }).catch(() => {});

@@ -1,8 +1,11 @@
 /**
  * Prometheus metrics of the wallet saga (STYLE.md §12), in a registry of its own so several
- * sagas (tests) can live in one process.
+ * sagas (tests) can live in one process. Its consumer lag per partition and the parked callbacks
+ * not yet replayed are the common `kafka_consumer_lag` (consumers `wallet-saga` and
+ * `wallet-replay`; lib/consumer-lag.ts).
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { createServiceRegistry } from '../../lib/metrics.ts';
 
 export interface SagaMetrics {
   readonly registry: Registry;
@@ -20,8 +23,8 @@ export interface SagaMetrics {
   readonly attemptSeconds: Histogram<'kind'>;
 }
 
-/** Creates the metrics in `registry` (a new one when omitted). */
-export function createSagaMetrics(registry: Registry = new Registry()): SagaMetrics {
+/** Creates the metrics in `registry` (when omitted, a new one with the process metrics and `service="wallet-saga"`). */
+export function createSagaMetrics(registry: Registry = createServiceRegistry('wallet-saga')): SagaMetrics {
   const registers = [registry];
   return {
     registry,

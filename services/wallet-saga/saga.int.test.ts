@@ -4,7 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/logger.ts';
+import { samplesOf, sampleValue } from '../../tests/helpers/metrics.ts';
 import { waitFor } from '../../tests/helpers/processes.ts';
+import { startSagaOpsServer } from './ops-http.ts';
 import { replayParked } from './replay.ts';
 import { buildWalletSaga, type WalletSaga } from './saga.ts';
 import {
@@ -32,7 +34,8 @@ beforeAll(async () => {
   op = await startTestOperator(10_000);
   env = await startSagaEnv(op, { timeoutMs: 2000 });
   saga = buildWalletSaga({
-    config: env.config,
+    // A short lag refresh, so the parked backlog shows on /metrics quickly.
+    config: { ...env.config, kafka: { ...env.config.kafka, lagRefreshMs: 200 } },
     kafka: env.kafka,
     sql: env.sql,
     logger: createLogger('saga', 'silent'),
@@ -147,6 +150,14 @@ describe('wallet saga', () => {
         : undefined,
     );
     expect(op.balance('parked')).toBe(9000);
+    // Parked and not yet replayed: the dead-letter topic is one record past the replay group.
+    const replayLag = async () =>
+      sampleValue(await saga.metrics.registry.metrics(), 'kafka_consumer_lag', { consumer: 'wallet-replay' });
+    expect(
+      await waitFor('the parked backlog on /metrics', async () =>
+        (await replayLag()) === 1 ? 1 : undefined,
+      ),
+    ).toBe(1);
 
     down = false;
     const logger = createLogger('replay', 'silent');
@@ -188,11 +199,52 @@ describe('wallet saga', () => {
     expect(fastReq && slowReq && fastReq.at - slowReq.at).toBeLessThan(1000);
   });
 
-  it('serves /ready and counts callbacks in its metrics', async () => {
-    const text = await saga.metrics.registry.metrics();
-    expect(text).toMatch(/wallet_saga_callbacks_total\{kind="bet",outcome="ok"\} [1-9]/);
-    expect(text).toMatch(/wallet_saga_parked_total\{kind="win"\} 1/);
-    expect(text).toMatch(/wallet_saga_retries_total\{kind="win"\} [1-9]/);
-    expect(saga.status()).toMatchObject({ joined: true, failed: false });
+  it('serves /health, /ready and /metrics: callbacks, retries, parked, consumer lag', async () => {
+    const ops = await startSagaOpsServer(saga, '127.0.0.1', 0);
+    const idle = startSagaOpsServer(
+      buildWalletSaga({
+        config: env.config,
+        kafka: env.kafka,
+        sql: env.sql,
+        logger: createLogger('idle', 'silent'),
+      }),
+      '127.0.0.1',
+      0,
+    );
+    try {
+      const url = (path: string) => `http://127.0.0.1:${ops.port}${path}`;
+      expect((await fetch(url('/health'))).status).toBe(200);
+      const ready = await fetch(url('/ready'));
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ ready: true, joined: true, failed: false });
+      // A saga that has not joined its group is not ready.
+      expect((await fetch(`http://127.0.0.1:${(await idle).port}/ready`)).status).toBe(503);
+
+      // Everything finished: the saga's lag is 0, and the replayed parking lot is empty.
+      const text = await waitFor('lag 0 for the saga and the replay group', async () => {
+        const t = await (await fetch(url('/metrics'))).text();
+        const lags = samplesOf(t, 'kafka_consumer_lag');
+        const consumers = new Set(lags.map((s) => s.labels.consumer));
+        return consumers.has('wallet-saga') &&
+          consumers.has('wallet-replay') &&
+          lags.every((s) => s.value === 0)
+          ? t
+          : undefined;
+      });
+      expect(
+        sampleValue(text, 'wallet_saga_callbacks_total', { kind: 'bet', outcome: 'ok' }),
+      ).toBeGreaterThan(0);
+      expect(sampleValue(text, 'wallet_saga_parked_total', { kind: 'win' })).toBe(1);
+      expect(sampleValue(text, 'wallet_saga_retries_total', { kind: 'win' })).toBeGreaterThan(0);
+      expect(
+        sampleValue(text, 'wallet_saga_callback_attempts_total', { kind: 'win', verdict: 'failed' }),
+      ).toBeGreaterThan(0);
+      expect(sampleValue(text, 'process_resident_memory_bytes', { service: 'wallet-saga' })).toBeGreaterThan(
+        0,
+      );
+    } finally {
+      await ops.close();
+      await (await idle).close();
+    }
   });
 });

@@ -17,6 +17,7 @@
  */
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import type { Config } from '../../lib/config.ts';
+import { trackConsumerLag } from '../../lib/consumer-lag.ts';
 import type { Sql } from '../../lib/db.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { topicName } from '../../lib/topics.ts';
@@ -67,6 +68,21 @@ export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
   const abort = new AbortController();
   const consumer: Consumer = kafka.consumer({ groupId: config.walletSaga.group, maxWaitTimeInMs: 100 });
   const producer: Producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  const lagOptions = { kafka, registry: metrics.registry, refreshMs: config.kafka.lagRefreshMs, logger: log };
+  // Position = the scheduler's watermark (lowest unfinished offset), as committed.
+  const lag = trackConsumerLag({
+    ...lagOptions,
+    name: 'wallet-saga',
+    groupId: config.walletSaga.group,
+    consumer,
+  });
+  // Parked callbacks not yet replayed: the dead-letter topic past the replay group's commit.
+  const parkedBacklog = trackConsumerLag({
+    ...lagOptions,
+    name: 'wallet-replay',
+    groupId: config.walletSaga.replayGroup,
+    topics: [topicName(config, 'walletDeadLetter')],
+  });
   let joined = false;
   let failed = false;
   let stopping = false;
@@ -114,6 +130,7 @@ export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
     },
     onWatermark: (partition, next) => {
       toCommit.set(partition, next);
+      lag.position(topic, partition, next);
       metrics.inFlight.set(scheduler.inFlight);
       scheduleFlush();
     },
@@ -155,6 +172,7 @@ export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
     async start() {
       await producer.connect();
       await consumer.connect();
+      parkedBacklog.start();
       consumer.on(consumer.events.GROUP_JOIN, (e) => {
         joined = true;
         const mine = new Set<number>(e.payload.memberAssignment[topic] ?? []);
@@ -221,6 +239,7 @@ export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
       await flush();
       await consumer.disconnect();
       await producer.disconnect();
+      await Promise.all([lag.stop(), parkedBacklog.stop()]);
       client.close();
     },
   };

@@ -10,6 +10,7 @@ import { type Config, loadConfig } from '../../../lib/config.ts';
 import { createSql, type Sql } from '../../../lib/db.ts';
 import { createKafka } from '../../../lib/kafka.ts';
 import { createLogger, type Logger } from '../../../lib/logger.ts';
+import { createServiceRegistry } from '../../../lib/metrics.ts';
 import { migrate } from '../../../lib/migrate.ts';
 import { ensureTopics, topicName } from '../../../lib/topics.ts';
 import { buildApi } from '../app.ts';
@@ -59,12 +60,14 @@ export async function startAuthTestApi(
   await setup.connect();
   await ensureTopics(setup, config, ['rounds', 'authKeys']);
   await setup.disconnect();
-  const table = await startKeyTable({ config, kafka, logger });
+  // One registry for the app and the key table's consumer lag, as main.ts wires them.
+  const registry = createServiceRegistry('api');
+  const table = await startKeyTable({ config, kafka, logger, registry });
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   await ensureAdminKey({ config, table, producer, now: Date.now() });
   const lastUsed = new LastUsed();
-  const app = await buildApi({ config, sql, logger, auth: { table, producer, lastUsed } });
+  const app = await buildApi({ config, sql, logger, registry, auth: { table, producer, lastUsed } });
   const topic = topicName(config, 'authKeys');
   const topicEnd = async (name: string) => {
     const admin = kafka.admin();

@@ -1,11 +1,14 @@
 /**
- * Prometheus metrics of the API (STYLE.md §12): prom-client's default process metrics and a
- * request-duration histogram labelled by method, route pattern and status, served at
- * GET /metrics. Each app gets its own registry, so several instances in one process (tests)
- * do not collide.
+ * Prometheus metrics of the API (STYLE.md §12): the common service registry (process metrics,
+ * `service="api"`; lib/metrics.ts) and the request-duration histogram
+ * `http_request_duration_seconds{method, route, status_code}`, served at GET /metrics. Each app
+ * gets its own registry unless the caller passes one (main.ts shares it with the key table's
+ * consumer lag), so several instances in one process (tests) do not collide.
  */
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { metricsRoute, observeHttpRequests } from '../../../lib/http-metrics.ts';
+import { createServiceRegistry } from '../../../lib/metrics.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -14,33 +17,12 @@ declare module 'fastify' {
   }
 }
 
-/** Seconds; spans a cached read (sub-ms) to a database timeout (5 s connect timeout). */
-const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-
 /** Adds the duration hook to `app` itself (so it sees every route and 404) and GET /metrics. */
-export function registerMetrics(app: FastifyInstance): void {
-  const register = new Registry();
-  app.decorate('metricsRegistry', register);
-  collectDefaultMetrics({ register });
-  const duration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Duration of HTTP requests in seconds, by method, route pattern and status code.',
-    labelNames: ['method', 'route', 'status_code'] as const,
-    buckets: BUCKETS,
-    registers: [register],
-  });
-
-  app.addHook('onResponse', async (req, reply) => {
-    // The route pattern, never the raw URL, keeps label cardinality bounded.
-    const route = req.routeOptions.url ?? 'unmatched';
-    duration.observe(
-      { method: req.method, route, status_code: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
-  });
-
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
-    reply.type(register.contentType);
-    return register.metrics();
-  });
+export function registerMetrics(
+  app: FastifyInstance,
+  registry: Registry = createServiceRegistry('api'),
+): void {
+  app.decorate('metricsRegistry', registry);
+  observeHttpRequests(app, registry);
+  metricsRoute(app, registry);
 }

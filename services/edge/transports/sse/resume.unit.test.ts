@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Delivery, FanOutHub } from '../../hub.ts';
 import { round } from '../../test-support.ts';
 import { RECENT_PER_GAME, RecentRounds } from './resume.ts';
-import { RESUME_WINDOW_MS, resumePosition } from './sse.ts';
+import { awaitNamedRounds, RESUME_WINDOW_MS, resumePosition } from './sse.ts';
 
 const d = (slug: 'crash' | 'slot' | 'double', seq: number, at: number) =>
   new Delivery(round(slug, seq), at, 0, BigInt(seq));
@@ -81,5 +81,29 @@ describe('resumePosition', () => {
   it('treats no id as a fresh start', () => {
     expect(resumePosition(hub, sel, undefined, now)).toEqual({});
     expect(resumePosition(hub, sel, '', now)).toEqual({});
+  });
+});
+
+describe('awaitNamedRounds', () => {
+  const sel = { kind: 'game', slug: 'crash' } as const;
+
+  it('waits for a round another edge delivered first, then the id resumes', async () => {
+    const hub = new FanOutHub();
+    hub.publish(d('crash', 7, 1000));
+    const raw = `t=1000;crash=${round('crash', 8).round_id}`;
+    expect(resumePosition(hub, sel, raw, 2000).ignored).toMatch(/not seen/);
+    setTimeout(() => hub.publish(d('crash', 8, 1100)), 50);
+    expect(await awaitNamedRounds(hub, sel, raw, 2000)).toBe(true);
+    expect(resumePosition(hub, sel, raw, 2000).position?.last.get('crash')).toBe(round('crash', 8).round_id);
+  });
+
+  it('gives up after its bound, and at once on a malformed id', async () => {
+    const hub = new FanOutHub();
+    hub.publish(d('crash', 7, 1000));
+    const started = Date.now();
+    expect(await awaitNamedRounds(hub, sel, `t=1000;crash=${round('crash', 9).round_id}`, 100)).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+    expect(await awaitNamedRounds(hub, sel, 'nonsense', 5000)).toBe(false);
+    expect(await awaitNamedRounds(hub, sel, undefined, 5000)).toBe(true);
   });
 });

@@ -152,8 +152,8 @@ describe('SSE transport (real broker)', () => {
     const ready = await fetch(`http://127.0.0.1:${edge.httpPort}/ready`);
     expect(ready.status).toBe(200);
     const text = await (await fetch(`http://127.0.0.1:${edge.httpPort}/metrics`)).text();
-    expect(text).toMatch(/edge_subscribers\{protocol="sse"\} \d+/);
-    expect(text).toMatch(/edge_deliveries_total\{protocol="sse"\} [1-9]/);
+    expect(text).toMatch(/edge_subscribers\{protocol="sse"[^}]*\} \d+/);
+    expect(text).toMatch(/edge_deliveries_total\{protocol="sse"[^}]*\} [1-9]/);
   });
 
   it('drains on stop: ends every stream within the window, then refuses connections', async () => {

@@ -11,7 +11,8 @@
  * - A reconnect with a valid Last-Event-ID (header, or `lastEventId` query parameter for clients
  *   that cannot set headers) gets the missed rounds as `message` events, then live ones, none
  *   twice, and no `initial` (it would repeat a round). A malformed id, one naming rounds this
- *   edge has not seen or a time in the future, or one older than `RESUME_WINDOW_MS` is ignored:
+ *   edge has not seen (after waiting up to `RESUME_CATCH_UP_MS` for them) or a time in the future,
+ *   or one older than `RESUME_WINDOW_MS` is ignored:
  *   the stream starts live with `initial`, so a bad id can never cause a reconnect loop.
  * - `: heartbeat` comment every `config.edge.sseHeartbeatMs` (15 s, seed "Limits").
  * - Unsent bytes past `config.edge.sseMaxBufferBytes` close the stream (subscriber.ts).
@@ -43,6 +44,12 @@ import { SseSubscriber, sanitizer } from './subscriber.ts';
 
 /** Oldest Last-Event-ID time honoured, ms before now; older ones start live (bounded catch-up). */
 export const RESUME_WINDOW_MS = 3_600_000;
+/**
+ * How long a resume whose id names rounds this edge has not published yet waits for them, ms.
+ * Edges read the log independently, so a client failing over from an edge a few ms ahead (a
+ * rolling restart) names rounds this one is about to publish; ignoring the id would cost it rounds.
+ */
+export const RESUME_CATCH_UP_MS = 2_000;
 /** Clock skew tolerated before an id's time counts as future, ms. */
 const FUTURE_TOLERANCE_MS = 60_000;
 /** Reconnection delay suggested to EventSource clients, ms. */
@@ -68,6 +75,33 @@ export function resumePosition(
       return { ignored: `round ${rid} of ${slug} not seen by this edge` };
   }
   return { position: p };
+}
+
+/**
+ * Waits until the hub has published every round the id `raw` names, polling every 20 ms for at
+ * most `timeoutMs` ms.
+ * @returns true when they are all published (at once when the id names none), false on timeout or
+ *   a malformed id.
+ */
+export async function awaitNamedRounds(
+  hub: FanOutHub,
+  selection: Selection,
+  raw: string | undefined,
+  timeoutMs: number,
+): Promise<boolean> {
+  if (raw === undefined || raw === '') return true;
+  const parsed = parseEventId(selection, raw);
+  if (!parsed.ok) return false;
+  const unseen = () =>
+    [...parsed.position.last].some(
+      ([slug, rid]) => (hub.latest({ kind: 'game', slug })[0]?.round.round_id ?? -1) < rid,
+    );
+  const deadline = Date.now() + timeoutMs;
+  while (unseen()) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
 }
 
 /** The stream's credential: header first, then `api_key`, then `token`; undefined when none. */
@@ -131,8 +165,13 @@ export function createSseTransport(): Transport {
             .send({ error: HTTP_ERROR[verdict.status], success: false, reason: verdict.reason });
         }
         const label = selectionLabel(selection);
+        const rawId = lastEventIdOf(req);
+        let { position, ignored } = resumePosition(hub, selection, rawId, Date.now());
+        if (ignored && (await awaitNamedRounds(hub, selection, rawId, RESUME_CATCH_UP_MS)))
+          ({ position, ignored } = resumePosition(hub, selection, rawId, Date.now()));
+        // The checks above may have waited; a drain that began meanwhile must not miss this stream.
+        if (!accepting) return reply.code(503).headers(CORS).send({ error: 'Shutting down', success: false });
         const now = Date.now();
-        const { position, ignored } = resumePosition(hub, selection, lastEventIdOf(req), now);
         if (ignored) log.info({ selection: label, reason: ignored }, 'Last-Event-ID ignored; starting live');
 
         const latest = hub.latest(selection);

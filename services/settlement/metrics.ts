@@ -1,0 +1,30 @@
+/**
+ * Prometheus metrics of the settlement processor (STYLE.md §12). Its consumer lag per partition of
+ * both topics is the common `kafka_consumer_lag{consumer="settlement"}` (lib/consumer-lag.ts).
+ */
+import { Counter, type Registry } from 'prom-client';
+
+export interface SettlementMetrics {
+  /** Events appended by settlement, by type and outcome (won/lost for BetSettled, else ''). */
+  readonly appended: Counter<'type' | 'outcome'>;
+  /** Records consumed, by topic and result (processed, skipped, undecodable). */
+  readonly records: Counter<'topic' | 'result'>;
+}
+
+/** Registers the counters in `registry`. */
+export function createSettlementMetrics(registry: Registry): SettlementMetrics {
+  return {
+    appended: new Counter({
+      name: 'settlement_events_appended_total',
+      help: 'Events appended by settlement, by type and outcome',
+      labelNames: ['type', 'outcome'],
+      registers: [registry],
+    }),
+    records: new Counter({
+      name: 'settlement_records_total',
+      help: 'Records consumed, by topic and result (processed, skipped, undecodable)',
+      labelNames: ['topic', 'result'],
+      registers: [registry],
+    }),
+  };
+}
