@@ -92,7 +92,7 @@ export function createDbGate(o: DbGateOptions): DbGate {
 
   return {
     async run(what, fn, heartbeat) {
-      let attempt: Promise<unknown> | undefined;
+      let attempt: ReturnType<typeof fn> | undefined;
       try {
         return await pRetry(
           async () => {
@@ -128,7 +128,7 @@ export function createDbGate(o: DbGateOptions): DbGate {
         // group offset at the checkpoint).
         if (!attempt) return ABORTED;
         try {
-          return (await attempt) as T;
+          return await attempt;
         } catch {
           return ABORTED;
         }

@@ -1,29 +1,26 @@
 /**
  * The round engine survives a broker restart without losing or duplicating a round (issue 2,
- * item 5): the local Kafka is stopped for a few seconds while the engine appends, then started
- * again; afterwards every game's sequence in the log is consecutive and unique, and the hash
- * chain links from each round to the previous one. Needs the broker scripts/kafka.sh runs, so it
- * does not run against an external KAFKA_BROKERS.
+ * item 5): a PRIVATE Kafka (tests/helpers/private-infra.ts, never the shared one) is stopped with
+ * `kafka.sh stop` for a few seconds while the engine appends, then started again; afterwards every
+ * game's sequence in the log is consecutive and unique, and the hash chain links from each round
+ * to the previous one. (A SIGKILLed broker under the whole platform: tests/drills/broker.e2e.test.ts.)
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../lib/config.ts';
+import type { Kafka } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Config, loadConfig } from '../lib/config.ts';
 import { createKafka, partitionOffsets, readRange } from '../lib/kafka.ts';
 import { createLogger } from '../lib/logger.ts';
 import { decodeRound, type RoundFinished } from '../lib/rounds.ts';
 import { ensureTopics, topicName } from '../lib/topics.ts';
-import { ROOT, type Service, startService, uniqueId, waitFor } from './helpers/processes.ts';
+import { type PrivateKafka, startPrivateKafka } from './helpers/private-infra.ts';
+import { type Service, startService, uniqueId, waitFor } from './helpers/processes.ts';
 
-const run = promisify(execFile);
-// Mirrors scripts/kafka.sh: KAFKA_BROKERS naming the local broker's own port is still ours to restart.
-const localBroker = `127.0.0.1:${process.env.KAFKA_PORT ?? '19092'}`;
-const external = Boolean(process.env.KAFKA_BROKERS) && process.env.KAFKA_BROKERS !== localBroker;
 const ns = uniqueId('e2e-restart-');
-const config = loadConfig(process.env, { TOPIC_NAMESPACE: `${ns}-` });
-const kafka = createKafka(config, 'broker-restart-e2e', createLogger('test', 'silent'));
-const topic = topicName(config, 'rounds');
+let broker: PrivateKafka | undefined;
+let config: Config;
+let kafka: Kafka;
+let topic: string;
 let engine: Service | undefined;
 
 async function appended(): Promise<number> {
@@ -31,22 +28,26 @@ async function appended(): Promise<number> {
   return [...offsets.values()].reduce((n, o) => n + Number(o.high - o.low), 0);
 }
 
-afterAll(async () => {
-  await engine?.stop('SIGKILL');
-  await run('bash', ['scripts/kafka.sh', 'start'], { cwd: ROOT }).catch(() => {});
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.deleteTopics({ topics: [topic, topicName(config, 'roundsDeadLetter')] }).catch(() => {});
-  await admin.disconnect();
+beforeAll(async () => {
+  broker = await startPrivateKafka();
+  config = loadConfig({ ...process.env, KAFKA_BROKERS: broker.brokers }, { TOPIC_NAMESPACE: `${ns}-` });
+  kafka = createKafka(config, 'broker-restart-e2e', createLogger('test', 'silent'));
+  topic = topicName(config, 'rounds');
 }, 120_000);
 
-describe.runIf(!external)('round engine across a broker restart', () => {
+afterAll(async () => {
+  await engine?.stop('SIGKILL');
+  await broker?.close(); // the topics go with the broker's folder
+}, 120_000);
+
+describe('round engine across a broker restart', () => {
   it('loses and duplicates no round', async () => {
     const admin = kafka.admin();
     await admin.connect();
     await ensureTopics(admin, config);
     await admin.disconnect();
     engine = startService('services/round-engine/main.ts', {
+      KAFKA_BROKERS: (broker as PrivateKafka).brokers,
       TOPIC_NAMESPACE: `${ns}-`,
       ROUND_SPEED: '60',
       ROUND_CHAIN_LENGTH: '500',
@@ -60,9 +61,9 @@ describe.runIf(!external)('round engine across a broker restart', () => {
       250,
     );
 
-    await run('bash', ['scripts/kafka.sh', 'stop'], { cwd: ROOT, timeout: 60_000 });
+    await (broker as PrivateKafka).stop();
     await new Promise((r) => setTimeout(r, 5_000));
-    await run('bash', ['scripts/kafka.sh', 'start'], { cwd: ROOT, timeout: 120_000 });
+    await (broker as PrivateKafka).start();
     const after = await appended();
     await waitFor(
       '20 more rounds after the restart',

@@ -8,13 +8,15 @@
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../lib/config.ts';
-import { onShutdown } from '../../lib/lifecycle.ts';
+import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildBots } from './bots.ts';
 import { startBotsOps } from './ops.ts';
 
 const config = loadConfig();
 const logger = createLogger('bots', config.logLevel);
+// A SIGTERM while the ops endpoints start is held until the stop below is registered.
+holdSignals(logger, config.shutdownTimeoutMs);
 const WAIT_FOR_OPERATOR_MS = 120_000;
 
 const bots = buildBots({ config, logger });

@@ -1,0 +1,136 @@
+/**
+ * Broker drill (issue 6, item 6): a PRIVATE Kafka (tests/helpers/private-infra.ts) is killed with
+ * SIGKILL for 10 s while rounds flow, then started again. The round engine retries its appends
+ * (the log ends with no gap and no duplicate), the edge and the projector resume by themselves,
+ * SSE subscribers — some of them cut off and resuming with Last-Event-ID while the broker is down —
+ * miss and repeat nothing, and the read model holds every round of the log exactly once. The shared
+ * broker is never touched; the database is the shared one, in a schema of its own.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gamesOfType } from '../../lib/games.ts';
+import { topicName } from '../../lib/topics.ts';
+import {
+  createDrillEnv,
+  type DrillEnv,
+  logGaps,
+  recordCount,
+  roundsInLog,
+  statusOf,
+} from '../helpers/drill.ts';
+import { type PrivateKafka, startPrivateKafka } from '../helpers/private-infra.ts';
+import { freePort, waitFor } from '../helpers/processes.ts';
+import { missedOrRepeated, type ResumingSse, resumingSse } from '../helpers/resuming-sse.ts';
+
+const OUTAGE_MS = 10_000;
+const SUBSCRIPTIONS = [
+  ...['crash', 'double', 'slot', 'wall-street'].map((g) => ({ path: `/sse/${g}`, games: [g] })),
+  { path: '/sse/type/multiplier', games: gamesOfType('multiplier').map((g) => g.slug) },
+  { path: '/sse/type/color', games: gamesOfType('color').map((g) => g.slug) },
+];
+
+let kafka: PrivateKafka | undefined;
+let d: DrillEnv | undefined;
+const clients: { c: ResumingSse; games: string[] }[] = [];
+
+beforeAll(async () => {
+  kafka = await startPrivateKafka();
+  d = await createDrillEnv('broker', { KAFKA_BROKERS: kafka.brokers }, { privateBroker: true });
+}, 120_000);
+
+afterAll(async () => {
+  for (const { c } of clients) c.close();
+  await d?.close();
+  await kafka?.close();
+}, 120_000);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const metric = async (url: string, name: string) =>
+  Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, 'm').exec(await (await fetch(url)).text())?.[1] ?? 0);
+
+describe('broker killed for 10 s while rounds flow', () => {
+  it('loses and doubles no round in the log, the read model or any resuming SSE subscriber', async () => {
+    const env = d as DrillEnv;
+    const broker = kafka as PrivateKafka;
+    const topic = topicName(env.config, 'rounds');
+    const [enginePort, projectorPort] = [await freePort(), await freePort()];
+    const engine = env.start('services/round-engine/main.ts', {
+      ROUND_SPEED: '40',
+      ROUND_ENGINE_PORT: String(enginePort),
+    });
+    env.start('projections/main.ts', { PROJECTOR_PORT: String(projectorPort) });
+    try {
+      await waitFor(
+        'rounds of every game',
+        async () => ((await roundsInLog(env.kafka, topic)).size === 4 ? true : undefined),
+        60_000,
+        500,
+      );
+      const edge = await env.startEdge();
+      for (const s of SUBSCRIPTIONS)
+        for (let k = 0; k < 2; k++) clients.push({ c: resumingSse([edge.httpPort], s.path), games: s.games });
+      await Promise.all(clients.map(({ c }) => c.ready));
+      await sleep(2000);
+
+      const before = await recordCount(env.kafka, topic);
+      broker.kill();
+      const killedAt = performance.now();
+      // Half the subscribers lose their connection during the outage and resume on the same edge.
+      await sleep(OUTAGE_MS / 2);
+      clients.forEach(({ c }, i) => {
+        if (i % 2 === 0) c.drop();
+      });
+      const projectorDuring = await statusOf(`http://127.0.0.1:${projectorPort}/ready`);
+      await sleep(OUTAGE_MS - (performance.now() - killedAt));
+      await broker.start();
+      const downMs = performance.now() - killedAt;
+      await waitFor(
+        '40 more rounds after the broker is back',
+        async () => ((await recordCount(env.kafka, topic)) >= before + 40 ? true : undefined),
+        120_000,
+        500,
+      );
+      const retries = await metric(
+        `http://127.0.0.1:${enginePort}/metrics`,
+        'round_engine_send_retries_total',
+      );
+      expect(await engine.stop('SIGTERM')).toBe(0);
+
+      const log = await roundsInLog(env.kafka, topic);
+      const total = [...log.values()].reduce((n, l) => n + l.length, 0);
+      expect(logGaps(log)).toEqual([]); // the engine's retries neither lost nor doubled a round
+      const problems = () =>
+        clients.flatMap(({ c, games }, n) => missedOrRepeated(c, log, games).map((p) => `client ${n}: ${p}`));
+      await waitFor(
+        'every subscriber to have every round',
+        () => (problems().length === 0 ? true : undefined),
+        60_000,
+        250,
+      ).catch(() => {});
+      expect(problems()).toEqual([]);
+      for (const { c } of clients) expect(c.lateInitials).toBe(0);
+      await waitFor(
+        'the read model to hold the whole log',
+        async () => {
+          const [r] = await env.sql<{ n: number }[]>`select count(*)::int as n from rounds`;
+          return r?.n === total ? true : undefined;
+        },
+        120_000,
+        500,
+      );
+      const perGame = await env.sql<{ slug: string; n: number; d: number; span: number }[]>`
+        select game_slug as slug, count(*)::int as n, count(distinct round_id)::int as d,
+               (max(round_id) - min(round_id) + 1)::int as span
+        from rounds group by game_slug order by game_slug`;
+      for (const g of perGame)
+        expect(g).toEqual({ slug: g.slug, n: log.get(g.slug)?.length, d: g.n, span: g.n });
+      expect(await statusOf(`http://127.0.0.1:${projectorPort}/ready`)).toBe(200);
+      expect(await statusOf(`http://127.0.0.1:${edge.httpPort}/ready`)).toBe(200);
+      expect(retries).toBeGreaterThan(0);
+      console.info(
+        `broker drill: broker down ${Math.round(downMs)} ms (killed, ${OUTAGE_MS} ms, then restarted); engine send retries ${retries}; projector /ready during the outage ${projectorDuring}; ${total} rounds, read model and ${clients.length} subscribers complete; ${clients.reduce((n, { c }) => n + c.connects - 1, 0)} resumes`,
+      );
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${env.logs()}`);
+    }
+  }, 300_000);
+});

@@ -1,0 +1,112 @@
+/**
+ * Rolling restart of the edge under load (issue 6, item 5): a fast round engine, two edge
+ * processes, and SSE subscribers (per game and per type) that fail over to the other edge and
+ * resume with Last-Event-ID whenever their stream ends. Edge 1 is stopped with SIGTERM (its streams
+ * are ended over EDGE_DRAIN_MS), started again, then edge 2 the same way. At the end every
+ * subscriber holds every round appended after it connected, exactly once and in order per game,
+ * as the rounds topic has them. Runs on the shared broker in a namespace of its own.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gamesOfType } from '../../lib/games.ts';
+import { topicName } from '../../lib/topics.ts';
+import {
+  createDrillEnv,
+  type DrillEnv,
+  type EdgeProcess,
+  recordCount,
+  roundsInLog,
+} from '../helpers/drill.ts';
+import { waitFor } from '../helpers/processes.ts';
+import { missedOrRepeated, type ResumingSse, resumingSse } from '../helpers/resuming-sse.ts';
+
+const DRAIN_MS = 1500;
+const SUBSCRIPTIONS: { path: string; games: string[] }[] = [
+  ...['crash', 'double', 'slot', 'wall-street'].map((g) => ({ path: `/sse/${g}`, games: [g] })),
+  { path: '/sse/type/multiplier', games: gamesOfType('multiplier').map((g) => g.slug) },
+  { path: '/sse/type/color', games: gamesOfType('color').map((g) => g.slug) },
+];
+
+let d: DrillEnv;
+const clients: { c: ResumingSse; games: string[] }[] = [];
+
+beforeAll(async () => {
+  d = await createDrillEnv('rolling');
+});
+
+afterAll(async () => {
+  for (const { c } of clients) c.close();
+  await d?.close();
+}, 60_000);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('rolling restart of two edges under load', () => {
+  it('loses and repeats no round for SSE subscribers that resume', async () => {
+    const topic = topicName(d.config, 'rounds');
+    const engine = d.start('services/round-engine/main.ts', { ROUND_SPEED: '60' });
+    await waitFor(
+      'two rounds of every game in the log',
+      async () => {
+        const log = await roundsInLog(d.kafka, topic);
+        return log.size === 4 && [...log.values()].every((l) => l.length >= 2) ? true : undefined;
+      },
+      60_000,
+      500,
+    );
+    let edges: EdgeProcess[] = [];
+    try {
+      const edgeEnv = { EDGE_DRAIN_MS: String(DRAIN_MS) };
+      edges = [await d.startEdge(edgeEnv), await d.startEdge(edgeEnv)];
+      const ports = edges.map((e) => e.httpPort);
+      // Two subscribers per subscription, one starting on each edge.
+      for (const s of SUBSCRIPTIONS)
+        for (const first of [0, 1]) clients.push({ c: resumingSse(ports, s.path, first), games: s.games });
+      await Promise.all(clients.map(({ c }) => c.ready));
+      await sleep(2000);
+
+      for (const i of [0, 1]) {
+        const edge = edges[i] as EdgeProcess;
+        const before = await recordCount(d.kafka, topic);
+        const t = performance.now();
+        expect(await edge.svc.stop('SIGTERM', DRAIN_MS + 30_000)).toBe(0);
+        const stopMs = performance.now() - t;
+        expect(stopMs).toBeGreaterThanOrEqual(DRAIN_MS * 0.5); // the streams were ended over the window
+        edges[i] = await edge.restart();
+        const during = (await recordCount(d.kafka, topic)) - before;
+        console.info(
+          `rolling restart: edge ${i + 1} stopped in ${Math.round(stopMs)} ms and was ready again after ${Math.round(performance.now() - t)} ms; ${during} rounds appended meanwhile`,
+        );
+        await sleep(1500);
+      }
+      await sleep(1000);
+      expect(await engine.stop('SIGTERM')).toBe(0);
+
+      const log = await roundsInLog(d.kafka, topic);
+      const problems = await waitFor(
+        'every subscriber to have every round',
+        () => {
+          const all = clients.flatMap(({ c, games }, n) =>
+            missedOrRepeated(c, log, games).map((p) => `client ${n}: ${p}`),
+          );
+          return all.length === 0 ? all : undefined;
+        },
+        30_000,
+        250,
+      ).catch(() =>
+        clients.flatMap(({ c, games }, n) => missedOrRepeated(c, log, games).map((p) => `client ${n}: ${p}`)),
+      );
+      expect(problems).toEqual([]);
+      for (const { c } of clients) {
+        expect(c.connects).toBeGreaterThanOrEqual(2); // each one was moved at least once
+        expect(c.lateInitials).toBe(0); // and every resume was honoured
+      }
+      const delivered = clients.reduce((n, { c }) => n + [...c.rounds.values()].flat().length, 0);
+      const reconnects = clients.reduce((n, { c }) => n + c.connects - 1, 0);
+      console.info(
+        `rolling restart: ${[...log.values()].flat().length} rounds in the log, ${delivered} deliveries to ${clients.length} subscribers, ${reconnects} resumes, none lost or repeated`,
+      );
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${d.logs()}`);
+    }
+  }, 240_000);
+});
