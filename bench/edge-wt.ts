@@ -11,21 +11,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { ROOT, type Service, startProcess, waitFor } from '../tests/helpers/processes.ts';
+import { BROWSER_ARGS, CHROMIUM } from '../tests/helpers/chromium.ts';
+import { ROOT, type Service, startWebTransportEdge, waitFor } from '../tests/helpers/processes.ts';
 import type { OpenReply, StatsReply } from './edge-clients.ts';
 import { type BenchLog, processTree, scrape } from './edge-harness.ts';
 import { type ClientGroup, mergeStats } from './edge-pool.ts';
 
 /** Debian's Chromium (scripts/ensure-deps.sh installs it) and the flags of the browser tests. */
-const CHROMIUM = '/usr/bin/chromium';
-const BROWSER_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 export interface WtEdge {
   readonly service: Service;
@@ -45,18 +37,7 @@ export async function startWtEdge(log: BenchLog): Promise<WtEdge> {
     env: { ...process.env, WT_DEV_CERT_DIR: certDir },
     stdio: 'ignore',
   });
-  const deno = join(ROOT, 'node_modules/.bin/deno');
-  // The flags of scripts/start.sh (write: .data, where the token secret file lives).
-  const args = [
-    'run',
-    '--unstable-net',
-    '--allow-net',
-    '--allow-read',
-    '--allow-write=.data',
-    '--allow-env',
-    '--allow-sys',
-  ];
-  const service = startProcess(deno, [...args, 'services/edge-webtransport/main.ts'], {
+  const service = startWebTransportEdge({
     TOPIC_NAMESPACE: log.ns,
     WT_HOST: '127.0.0.1',
     WT_PORT: '0',
@@ -166,7 +147,7 @@ export async function browserClients(
 ): Promise<ClientGroup> {
   const bs: Browser[] = [];
   for (let i = 0; i < browsers; i++)
-    bs.push(await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS }));
+    bs.push(await chromium.launch({ executablePath: CHROMIUM, args: [...BROWSER_ARGS] }));
   const ps: Page[] = [];
   for (let i = 0; i < pages; i++) {
     const page = await (await (bs[i % bs.length] as Browser).newContext()).newPage();

@@ -32,8 +32,8 @@ import {
   freePort,
   ROOT,
   type Service,
-  startProcess,
   startService,
+  startWebTransportEdge,
   uniqueId,
   waitFor,
 } from './helpers/processes.ts';
@@ -45,17 +45,6 @@ interface EdgeProc {
   readonly grpc: number;
   readonly env: Record<string, string>;
 }
-
-const DENO = join(ROOT, 'node_modules/.bin/deno');
-const DENO_ARGS = [
-  'run',
-  '--unstable-net',
-  '--allow-net',
-  '--allow-read',
-  '--allow-write=.data',
-  '--allow-env',
-  '--allow-sys',
-];
 
 async function okStatus(url: string): Promise<true | undefined> {
   const r = await fetch(url);
@@ -120,7 +109,7 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
       edges.push({ svc: startService('services/edge/main.ts', env), http, ws, grpc, env });
     }
     const [wtPort, wtHttp] = [await freePort(), await freePort()];
-    wt = startProcess(DENO, [...DENO_ARGS, 'services/edge-webtransport/main.ts'], {
+    wt = startWebTransportEdge({
       ...common,
       WT_PORT: String(wtPort),
       WT_HTTP_PORT: String(wtHttp),

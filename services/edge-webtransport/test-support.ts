@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Page } from 'playwright-core';
-import { waitFor as pollUntil } from '../../tests/helpers/processes.ts';
+import { DENO_BIN, waitFor as pollUntil, WT_EDGE_ARGS } from '../../tests/helpers/processes.ts';
 
 /** Repository root. */
 export const ROOT = resolve(import.meta.dirname as string, '..', '..');
@@ -33,25 +33,11 @@ export interface WtEdgeProcess {
 
 /** Starts services/edge-webtransport/main.ts under Deno on free ports with `env` added. */
 export function startWtEdge(env: Record<string, string>): WtEdgeProcess {
-  const child = spawn(
-    resolve(ROOT, 'node_modules/.bin/deno'),
-    [
-      'run',
-      '--unstable-net',
-      '--allow-net',
-      '--allow-read',
-      // A missing token secret file (.data/auth/token-secret) is created by whichever process starts first.
-      '--allow-write=.data',
-      '--allow-env',
-      '--allow-sys',
-      'services/edge-webtransport/main.ts',
-    ],
-    {
-      cwd: ROOT,
-      env: { ...process.env, WT_PORT: '0', WT_HTTP_PORT: '0', LOG_LEVEL: 'info', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(DENO_BIN, [...WT_EDGE_ARGS], {
+    cwd: ROOT,
+    env: { ...process.env, WT_PORT: '0', WT_HTTP_PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const onData = (d: Buffer) => {
     out += d.toString();
@@ -124,16 +110,7 @@ export function waitFor<T>(
   return pollUntil(what, check, timeoutMs, 100);
 }
 
-/** Debian's Chromium (scripts/ensure-deps.sh installs it). */
-export const CHROMIUM = '/usr/bin/chromium';
-export const BROWSER_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+export { BROWSER_ARGS, CHROMIUM } from '../../tests/helpers/chromium.ts';
 
 /** One received datagram: its text and size in bytes. */
 export interface Received {

@@ -66,7 +66,14 @@ export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
   const directory: Directory = createDirectory(deps.sql, config.walletSaga.cacheMs);
   const client: CallbackClient = createCallbackClient();
   const abort = new AbortController();
-  const consumer: Consumer = kafka.consumer({ groupId: config.walletSaga.group, maxWaitTimeInMs: 100 });
+  // 10 s session (kafkajs default 30 s): a restart after a SIGKILL gets its partitions back that much
+  // sooner. Safe because eachBatch only admits records to the per-player queues and returns, so
+  // heartbeats are never starved by a slow operator.
+  const consumer: Consumer = kafka.consumer({
+    groupId: config.walletSaga.group,
+    maxWaitTimeInMs: 100,
+    sessionTimeout: 10_000,
+  });
   const producer: Producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   const lagOptions = { kafka, registry: metrics.registry, refreshMs: config.kafka.lagRefreshMs, logger: log };
   // Position = the scheduler's watermark (lowest unfinished offset), as committed.

@@ -6,24 +6,15 @@
  * and falls back to polling when the stream is blocked, and that the comparison page shows all
  * five protocols receiving. Screenshots go to $TMPDIR/casino-browser-shots for a look by eye.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertChromium, type BrowserSession, launchBrowser } from '../helpers/chromium.ts';
 import { waitFor } from '../helpers/processes.ts';
 import { type Stack, startStack } from './stack.ts';
 
-/** Debian's Chromium; `bash scripts/ensure-deps.sh --browser` installs it. */
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const SHOTS = join(tmpdir(), 'casino-browser-shots');
 const LIVE_TIMEOUT_MS = 30_000;
 const STREAM_FIELDS = ['extras', 'finished_at', 'game_id', 'game_slug', 'game_type', 'round_id', 'timestamp'];
@@ -44,8 +35,8 @@ interface PageHooks {
 type W = Window & PageHooks;
 
 let stack: Stack;
+let browser: BrowserSession;
 let ctx: BrowserContext;
-let profile: string;
 
 interface Opened {
   page: Page;
@@ -70,22 +61,15 @@ async function shot(page: Page, name: string): Promise<void> {
 const statusText = (page: Page) => page.locator('#status b').textContent();
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} not found: run bash scripts/ensure-deps.sh --browser`);
+  assertChromium();
   mkdirSync(SHOTS, { recursive: true });
   stack = await startStack();
-  profile = mkdtempSync(join(tmpdir(), 'browser-e2e-profile-'));
-  ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1280, height: 900 },
-  });
+  browser = await launchBrowser();
+  ctx = browser.ctx;
 }, 180_000);
 
 afterAll(async () => {
-  await ctx?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   await stack?.stop();
 }, 60_000);
 

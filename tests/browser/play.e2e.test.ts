@@ -6,49 +6,33 @@
  * stake and the payout; a demo session betting its virtual balance with no callback to the
  * operator; and the game URL refused with a clear "link already used" when opened again.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertChromium, type BrowserSession, launchBrowser } from '../helpers/chromium.ts';
 import { ledger, requestAccess } from '../helpers/wallet-players.ts';
 import { type StackWithWallet, startStack } from './stack.ts';
 
-/** Debian's Chromium and its flags, as tests/browser/pages.e2e.test.ts launches it. */
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const SHOTS = join(tmpdir(), 'casino-browser-shots');
 const STAKE = 5;
 
 let stack: StackWithWallet;
+let browser: BrowserSession;
 let ctx: BrowserContext;
-let profile: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} not found: run bash scripts/ensure-deps.sh --browser`);
+  assertChromium();
   mkdirSync(SHOTS, { recursive: true });
   // Double rounds of 3 s: a bet placed just after a round arrives lands well inside the next one.
   stack = await startStack({ wallet: true, roundSpeed: 5 });
-  profile = mkdtempSync(join(tmpdir(), 'browser-e2e-profile-'));
-  ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1280, height: 900 },
-  });
+  browser = await launchBrowser();
+  ctx = browser.ctx;
 }, 180_000);
 
 afterAll(async () => {
-  await ctx?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   await stack?.stop();
 }, 60_000);
 

@@ -20,8 +20,8 @@ import {
   freePort,
   ROOT,
   type Service,
-  startProcess,
   startService,
+  startWebTransportEdge,
   uniqueId,
   waitFor,
 } from '../helpers/processes.ts';
@@ -51,16 +51,6 @@ export interface Stack {
 export interface StackWithWallet extends Stack {
   readonly wallet: WalletStack;
 }
-
-const DENO_ARGS = [
-  'run',
-  '--unstable-net',
-  '--allow-net',
-  '--allow-read',
-  '--allow-write=.data',
-  '--allow-env',
-  '--allow-sys',
-];
 
 async function ok(url: string): Promise<true | undefined> {
   const res = await fetch(url);
@@ -178,12 +168,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     projector: () => startService('projections/main.ts', env),
     engine: () => startService('services/round-engine/main.ts', env),
     edge: () => startService('services/edge/main.ts', env),
-    wt: () =>
-      startProcess(
-        join(ROOT, 'node_modules/.bin/deno'),
-        [...DENO_ARGS, 'services/edge-webtransport/main.ts'],
-        env,
-      ),
+    wt: () => startWebTransportEdge(env),
     gateway: () => startService('services/gateway/main.ts', env),
     ...(wallet
       ? {

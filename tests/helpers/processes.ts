@@ -8,6 +8,23 @@ import { resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 
+/** Deno from the npm package `deno` (services/edge-webtransport runs on it). */
+export const DENO_BIN = resolve(ROOT, 'node_modules/.bin/deno');
+/**
+ * `deno` arguments of the WebTransport edge, as scripts/start.sh runs it: QUIC is unstable API;
+ * writes only under .data (where a missing token secret file is created by the first process).
+ */
+export const WT_EDGE_ARGS: readonly string[] = [
+  'run',
+  '--unstable-net',
+  '--allow-net',
+  '--allow-read',
+  '--allow-write=.data',
+  '--allow-env',
+  '--allow-sys',
+  'services/edge-webtransport/main.ts',
+];
+
 /** A free TCP port on 127.0.0.1 (the OS picks it; a tiny race before use is accepted in tests). */
 export async function freePort(): Promise<number> {
   return await new Promise((res, rej) => {
@@ -100,4 +117,9 @@ export async function waitFor<T>(
   throw new Error(
     `timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`,
   );
+}
+
+/** Starts the Deno WebTransport edge (WT_EDGE_ARGS) with `env` added, output captured as by startService. */
+export function startWebTransportEdge(env: Record<string, string>): Service {
+  return startProcess(DENO_BIN, WT_EDGE_ARGS, env);
 }
