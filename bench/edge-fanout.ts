@@ -112,18 +112,18 @@ try {
       await awaitDeliveries(group, WARM * 2, 10_000);
       await edge.gc();
       const before = procStats(edge.pid);
-      const heap0 = await edge.metric('nodejs_heap_size_used_bytes', '');
+      const heap0 = await edge.metric('nodejs_heap_size_used_bytes');
 
       const opened = await group.open(n - WARM);
       if (opened.failed > 0)
         notes.push(`${label} ${n}: ${opened.failed} failed to open (${opened.firstError})`);
       const held = WARM + opened.opened;
-      const seen = await edge.metric('edge_subscribers', `protocol="${label}"`);
+      const seen = await edge.metric('edge_subscribers', { protocol: label });
       await sleep(SETTLE_MS);
       await edge.gc();
       const after = procStats(edge.pid);
       const perConn = ((after.rssKiB - before.rssKiB) * 1024) / opened.opened;
-      const heapPerConn = ((await edge.metric('nodejs_heap_size_used_bytes', '')) - heap0) / opened.opened;
+      const heapPerConn = ((await edge.metric('nodejs_heap_size_used_bytes')) - heap0) / opened.opened;
       console.error(`${label} ${held}: connected in ${fmt(opened.ms / 1000, 2)} s; edge sees ${seen}`);
 
       await group.reset(Date.now());

@@ -12,6 +12,7 @@ import { createKafka } from '../lib/kafka.ts';
 import { createLogger } from '../lib/logger.ts';
 import { encodeRound } from '../lib/rounds.ts';
 import { ensureTopics, topicName } from '../lib/topics.ts';
+import { sampleValue } from '../tests/helpers/metrics.ts';
 import { freePort, type Service, startProcess, uniqueId, waitFor } from '../tests/helpers/processes.ts';
 import { syntheticRound } from './lib.ts';
 
@@ -72,20 +73,24 @@ export interface EdgeProcess {
   readonly service: Service;
   readonly pid: number;
   readonly ports: { readonly ws: number; readonly http: number; readonly grpc: number };
-  /** Value of `name{labels}` on the edge's /metrics (0 when absent). */
-  metric(name: string, labels: string): Promise<number>;
+  /** Value of the sample `name` with `labels` (among others) on the edge's /metrics (0 when absent). */
+  metric(name: string, labels?: Record<string, string>): Promise<number>;
   /** Full GC in the edge (with `gcHook`), then a pause for it to finish; else only the pause. */
   gc(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** Reads one sample of a Prometheus text exposition. */
-export async function scrape(url: string, name: string, labels: string): Promise<number> {
-  const text = await (await fetch(url)).text();
-  // Other labels (the registry's `service`) may follow the ones asked for, or be the only ones.
-  const prefixes = labels ? [`${name}{${labels}}`, `${name}{${labels},`] : [`${name} `, `${name}{`];
-  const line = text.split('\n').find((l) => prefixes.some((p) => l.startsWith(p)));
-  return line ? Number(line.split(' ').pop()) : 0;
+/**
+ * Reads one sample of the Prometheus text exposition at `url` (tests/helpers/metrics.ts: whatever
+ * other labels, such as the registry's `service`, it carries); 0 when absent.
+ * @throws when several samples match.
+ */
+export async function scrape(
+  url: string,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  return sampleValue(await (await fetch(url)).text(), name, labels) ?? 0;
 }
 
 export interface NodeEdgeOptions {

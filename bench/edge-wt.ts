@@ -6,25 +6,26 @@
  * the certificate hash from the edge's `/cert-hash`, then `new WebTransport(url,
  * {serverCertificateHashes})`. Each datagram's latency is taken in the page.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { BROWSER_ARGS, CHROMIUM } from '../tests/helpers/chromium.ts';
-import { ROOT, type Service, startWebTransportEdge, waitFor } from '../tests/helpers/processes.ts';
+import {
+  devCertDir,
+  type Service,
+  startWebTransportEdge,
+  waitFor,
+  waitReady,
+} from '../tests/helpers/processes.ts';
 import type { OpenReply, StatsReply } from './edge-clients.ts';
 import { type BenchLog, processTree, scrape } from './edge-harness.ts';
 import { type ClientGroup, mergeStats } from './edge-pool.ts';
-
-/** Debian's Chromium (scripts/ensure-deps.sh installs it) and the flags of the browser tests. */
 
 export interface WtEdge {
   readonly service: Service;
   readonly pid: number;
   readonly quicPort: number;
   readonly httpPort: number;
-  metric(name: string, labels: string): Promise<number>;
+  metric(name: string, labels?: Record<string, string>): Promise<number>;
   /** Deno exposes no GC trigger to another process: only a pause. */
   gc(): Promise<void>;
   stop(): Promise<void>;
@@ -32,11 +33,7 @@ export interface WtEdge {
 
 /** Starts the Deno WebTransport edge on free ports and waits for /ready. */
 export async function startWtEdge(log: BenchLog): Promise<WtEdge> {
-  const certDir = mkdtempSync(join(tmpdir(), 'bench-wt-cert-'));
-  execFileSync('bash', [join(ROOT, 'scripts/dev-cert.sh')], {
-    env: { ...process.env, WT_DEV_CERT_DIR: certDir },
-    stdio: 'ignore',
-  });
+  const certDir = devCertDir('bench-wt-cert-');
   const service = startWebTransportEdge({
     TOPIC_NAMESPACE: log.ns,
     WT_HOST: '127.0.0.1',
@@ -63,9 +60,7 @@ export async function startWtEdge(log: BenchLog): Promise<WtEdge> {
     200,
   );
   const httpPort = started.httpPort ?? 0;
-  await waitFor('the WebTransport edge to be ready', async () =>
-    (await fetch(`http://127.0.0.1:${httpPort}/ready`)).status === 200 ? true : undefined,
-  );
+  await waitReady(`http://127.0.0.1:${httpPort}/ready`);
   return {
     service,
     pid: service.child.pid as number,

@@ -24,6 +24,7 @@ import { buildRoundsProjector } from '../projections/projector.ts';
 import { rebuildReadModel } from '../projections/rebuild/rebuild.ts';
 import { checkpointsIn } from '../projections/rebuild/shadow.ts';
 import { buildWalletProjector } from '../projections/wallet/projector.ts';
+import { testKey } from '../services/edge/auth-test-support.ts';
 import { placed, succeeded } from '../services/settlement/test-support.ts';
 import { uniqueId, waitFor } from '../tests/helpers/processes.ts';
 import { report, syntheticRound } from './lib.ts';
@@ -94,28 +95,15 @@ function walletRecords(): Message[] {
 }
 
 function keyRecords(): Message[] {
-  const idOf = (i: number) => `key_${i.toString(16).padStart(16, '0')}`;
+  let id = '';
   return Array.from({ length: KEYS }, (_, i) => {
+    const at = 1_800_000_000_000 + i;
     // Every fifth event revokes the key created just before; the record key is the key id, as the
     // API writes it, so a key's events stay in order on one partition.
-    const id = idOf(i % 5 === 4 ? i - 1 : i);
-    const value =
-      i % 5 === 4
-        ? encode('casino.auth.KeyRevoked', { key_id: id, at: 1_800_000_000_000 + i })
-        : encode('casino.auth.KeyCreated', {
-            key_id: id,
-            name: `k${i}`,
-            kind: 'private',
-            secret_sha256: '0'.repeat(64),
-            scopes: ['read:games'],
-            rate_limit: 1000,
-            allowed_origins: [],
-            admin: false,
-            visitor_id: null,
-            bound_domain: null,
-            created_at: 1_800_000_000_000 + i,
-          });
-    return { key: id, value };
+    if (i % 5 === 4) return { key: id, value: encode('casino.auth.KeyRevoked', { key_id: id, at }) };
+    const { event } = testKey({ scopes: ['read:games'], name: `k${i}` });
+    id = event.key_id;
+    return { key: id, value: encode('casino.auth.KeyCreated', { ...event, created_at: at }) };
   });
 }
 

@@ -13,6 +13,7 @@ import { topicName } from '../lib/topics.ts';
 import { decodeWalletEvent } from '../lib/wallet/events.ts';
 import { planBet } from '../services/bots/plan.ts';
 import { waitFor } from '../tests/helpers/processes.ts';
+import { newPlayer, placeBet } from '../tests/helpers/wallet-players.ts';
 import { percentile } from './lib.ts';
 import type { WalletStack } from './wallet-stack.ts';
 import { type BetTracker, endOf, finishedAt } from './wallet-track.ts';
@@ -87,30 +88,6 @@ export async function startCollector(stack: WalletStack, tracker: BetTracker): P
   return consumer;
 }
 
-async function post<T>(url: string, bearer: string | undefined, body: unknown): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`POST ${new URL(url).pathname}: HTTP ${res.status} ${text.slice(0, 200)}`);
-  return JSON.parse(text) as T;
-}
-
-/** A player's bearer: request-access as the operator, then the one-time open as the browser would. */
-async function openSession(stack: WalletStack, user: string, game: string): Promise<string> {
-  const access = await post<{ game_url: string }>(
-    `${stack.apiUrl}/games/request-access`,
-    stack.operatorToken,
-    { game, user_id: user, username: user, currency: 'USD', expires_in_minutes: 60 },
-  );
-  const launch = new URL(access.game_url).searchParams.get('launch');
-  if (!launch) throw new Error(`game_url without a launch code: ${access.game_url}`);
-  const opened = await post<{ player_token: string }>(`${stack.apiUrl}/play/open`, undefined, { launch });
-  return opened.player_token;
-}
-
 function stats(values: number[]): Latency {
   return {
     n: values.length,
@@ -122,26 +99,30 @@ function stats(values: number[]): Latency {
 
 /** Runs one scenario on a running stack whose collector feeds `tracker`. */
 export async function runPlayers(stack: WalletStack, tracker: BetTracker, o: E2eOptions): Promise<E2eResult> {
-  const tokens = await Promise.all(
-    Array.from({ length: o.players }, (_, i) => openSession(stack, `${o.label}-${i + 1}`, o.game)),
+  // request-access as the operator, then the one-time open as the browser would.
+  const players = await Promise.all(
+    Array.from({ length: o.players }, (_, i) =>
+      newPlayer(stack.apiUrl, stack.operatorToken, `${o.label}-${i + 1}`, o.game, {
+        currency: 'USD',
+        expires_in_minutes: 60,
+      }),
+    ),
   );
   const mine: number[] = [];
   let placementErrors = 0;
   let firstPlacementError: string | null = null;
   await Promise.all(
-    tokens.map(async (token) => {
+    players.map(async (player) => {
       for (let i = 0; i < o.betsPerPlayer; i++) {
         const postAt = Date.now();
         try {
-          const r = await post<{ tx_id: number }>(
-            `${stack.apiUrl}/play/bets`,
-            token,
-            planBet(o.game, Math.random),
-          );
-          const b = tracker.bet(r.tx_id);
+          const r = await placeBet(stack.apiUrl, player, { ...planBet(o.game, Math.random) });
+          if (r.status !== 202)
+            throw new Error(`POST /play/bets: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+          const b = tracker.bet(r.body.tx_id);
           b.postAt = postAt;
           b.acceptedAt = Date.now();
-          mine.push(r.tx_id);
+          mine.push(r.body.tx_id);
         } catch (err) {
           placementErrors += 1;
           firstPlacementError ??= (err as Error).message;

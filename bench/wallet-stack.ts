@@ -1,12 +1,18 @@
 /**
  * The wallet pipeline of issue 5 as child processes for bench/wallet.ts: round engine (one game,
  * fast), projector (rounds, wallet and auth-keys read models), API (request-access, play, bets),
- * settlement, wallet saga and the operator sandbox. Everything runs on loopback, on free ports, in
- * its own topic namespace, schemas (platform and sandbox ledger) and consumer groups; secrets are
- * generated per run so no file under .data/ is read or written. `stop()` removes what
- * `startWalletStack()` made.
+ * settlement, wallet saga and the operator sandbox — the wallet part of the browser test stack
+ * without its edges and gateway, which would share the CPU with what is measured. Everything runs
+ * on loopback, on free ports, in its own topic namespace, schemas (platform and sandbox ledger)
+ * and consumer groups (the wallet services' settings: tests/browser/wallet-stack.ts walletEnv);
+ * the sandbox is registered as the operator as `npm start` does (registerSandboxOperator), with
+ * secrets generated per run and the operator file in a temporary folder, so no file under .data/
+ * is read or written. `stop()` removes what `startWalletStack()` made.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Admin, Kafka } from 'kafkajs';
 import { type Config, loadConfig } from '../lib/config.ts';
 import { createSql, type Sql } from '../lib/db.ts';
@@ -15,9 +21,17 @@ import { createKafka } from '../lib/kafka.ts';
 import { createLogger } from '../lib/logger.ts';
 import { migrate } from '../lib/migrate.ts';
 import { ensureTopics, TOPICS, type TopicKey, topicName } from '../lib/topics.ts';
-import { newOperatorToken, newSigningSecret, sha256 } from '../services/api/access/secrets.ts';
+import { registerSandboxOperator } from '../services/operator-sandbox/register.ts';
 import type { RetryPolicy } from '../services/wallet-saga/retry-policy.ts';
-import { freePort, type Service, startService, uniqueId, waitFor } from '../tests/helpers/processes.ts';
+import { walletEnv } from '../tests/browser/wallet-stack.ts';
+import {
+  freePort,
+  type Service,
+  startService,
+  statusOf,
+  uniqueId,
+  waitFor,
+} from '../tests/helpers/processes.ts';
 
 export interface WalletStackOptions {
   /** The one game the round engine runs and the players bet on. */
@@ -39,22 +53,13 @@ export interface WalletStack {
   readonly sandboxUrl: string;
   /** The sandbox's Standard Webhooks secret (`whsec_…`), also the operator row's signing secret. */
   readonly sandboxSecret: string;
-  readonly operatorId: string;
-  /** Bearer of request-access for that operator. */
+  /** Bearer of request-access for the sandbox operator. */
   readonly operatorToken: string;
   /** Consumer-group prefix of this run (the bench's own collectors use it too). */
   readonly ns: string;
-  /** Replaces the sandbox's fault rules (PUT /_sandbox/faults). @throws when the sandbox refuses. */
-  setFaults(rules: readonly Record<string, unknown>[]): Promise<void>;
   /** The last lines each service printed, labelled. */
   logs(): string;
   stop(): Promise<void>;
-}
-
-async function ok(url: string): Promise<true | undefined> {
-  const res = await fetch(url);
-  await res.body?.cancel();
-  return res.ok ? true : undefined;
 }
 
 /**
@@ -68,15 +73,16 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
   if (!game) throw new Error(`unknown game '${o.game}'`);
   const ns = `${uniqueId('bench-wallet-')}-`;
   const schema = uniqueId('bench_wallet_');
-  const sandboxSchema = `${schema}_sbx`;
-  const sandboxSecret = newSigningSecret();
   const [apiPort, sandboxPort, sagaPort, settlementPort] = [
     await freePort(),
     await freePort(),
     await freePort(),
     await freePort(),
   ];
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const tmp = mkdtempSync(join(tmpdir(), 'bench-wallet-'));
   const env: Record<string, string> = {
+    ...walletEnv(ns, schema, { sandbox: sandboxPort, saga: sagaPort, settlement: settlementPort }, tmp).fixed,
     TOPIC_NAMESPACE: ns,
     DATABASE_SCHEMA: schema,
     API_HOST: '127.0.0.1',
@@ -90,15 +96,8 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
     ROUND_SERVER_SEED: randomBytes(32).toString('hex'),
     AUTH_TOKEN_SECRET: randomBytes(32).toString('hex'),
     RATE_LIMIT_MAX: '10000000',
-    SETTLEMENT_GROUP: `${ns}settlement`,
-    SETTLEMENT_HTTP_PORT: String(settlementPort),
-    WALLET_SAGA_GROUP: `${ns}wallet-saga`,
-    WALLET_REPLAY_GROUP: `${ns}wallet-replay`,
-    WALLET_SAGA_HTTP_PORT: String(sagaPort),
-    SANDBOX_HOST: '127.0.0.1',
-    SANDBOX_PORT: String(sandboxPort),
-    SANDBOX_DB_SCHEMA: sandboxSchema,
-    SANDBOX_SIGNING_SECRET: sandboxSecret,
+    // game_url of request-access on the API, where the bench opens it.
+    PUBLIC_BASE_URL: apiUrl,
     // Players never run short: a refused bet would measure the balance, not the pipeline.
     SANDBOX_INITIAL_BALANCE: '1000000.00',
     BOTS_PLAYERS: '0',
@@ -112,15 +111,10 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
   await admin.connect();
   await ensureTopics(admin, config);
   await migrate(sql, schema);
-  const operatorId = `opr_bench_${randomBytes(4).toString('hex')}`;
-  const operatorToken = newOperatorToken();
-  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
-  await sql`
-    insert into operators (operator_id, name, token_hash, callback_form, base_url, bet_path, win_path,
-                           balance_path, rollback_path, signing_secret, timeout_ms, retry_policy)
-    values (${operatorId}, 'bench sandbox', ${sha256(operatorToken)}, 'A', ${sandboxUrl}, '/wallet/bet',
-            '/wallet/win', '/wallet/balance', '/wallet/rollback', ${sandboxSecret}, ${o.timeoutMs},
-            ${sql.json({ ...o.retryPolicy })})`;
+  const operator = await registerSandboxOperator(sql, config, undefined, {
+    timeoutMs: o.timeoutMs,
+    retryPolicy: o.retryPolicy,
+  });
 
   const services: Record<string, Service> = {};
   const entries: Record<string, string> = {
@@ -139,7 +133,7 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
 
   const stop = async () => {
     await Promise.all(Object.values(services).map((s) => s.stop('SIGTERM')));
-    for (const s of [schema, sandboxSchema])
+    for (const s of [schema, config.sandbox.dbSchema])
       await sql.unsafe(`drop schema if exists "${s}" cascade`).catch(() => {});
     await sql.end({ timeout: 5 });
     const topics = (Object.keys(TOPICS) as TopicKey[]).map((k) => topicName(config, k));
@@ -149,6 +143,7 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
     const mine = listed.groups.map((g) => g.groupId).filter((g) => g.startsWith(ns));
     if (mine.length > 0) await admin.deleteGroups(mine).catch(() => {});
     await admin.disconnect();
+    rmSync(tmp, { recursive: true, force: true });
   };
 
   const dead = () => Object.entries(services).find(([, s]) => s.child.exitCode !== null)?.[0];
@@ -161,12 +156,9 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
         const [g] = await sql<{ last_round: string | null }[]>`
           select last_round from games where id = ${game.id}`;
         if (g?.last_round == null) return undefined;
-        const ready =
-          (await ok(`${sandboxUrl}/ready`)) &&
-          (await ok(`http://127.0.0.1:${apiPort}/ready`)) &&
-          (await ok(`http://127.0.0.1:${sagaPort}/ready`)) &&
-          (await ok(`http://127.0.0.1:${settlementPort}/ready`));
-        return ready ? 'ready' : undefined;
+        for (const port of [sandboxPort, apiPort, sagaPort, settlementPort])
+          if ((await statusOf(`http://127.0.0.1:${port}/ready`)) !== 200) return undefined;
+        return 'ready';
       },
       120_000,
       250,
@@ -182,21 +174,11 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
     config,
     kafka,
     sql,
-    apiUrl: `http://127.0.0.1:${apiPort}`,
-    sandboxUrl,
-    sandboxSecret,
-    operatorId,
-    operatorToken,
+    apiUrl,
+    sandboxUrl: operator.base_url,
+    sandboxSecret: config.sandbox.signingSecret,
+    operatorToken: operator.api_token,
     ns,
-    async setFaults(rules) {
-      const res = await fetch(`${sandboxUrl}/_sandbox/faults`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(rules),
-      });
-      const text = await res.text();
-      if (!res.ok) throw new Error(`PUT /_sandbox/faults: HTTP ${res.status} ${text}`);
-    },
     logs,
     stop,
   };

@@ -18,6 +18,7 @@
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { GAME_SLUGS } from '../lib/games.ts';
+import { setFaults } from '../tests/helpers/wallet-players.ts';
 import { report, writeResults } from './lib.ts';
 import { type E2eOptions, type E2eResult, runPlayers, startCollector } from './wallet-e2e.ts';
 import { benchRawCallbacks } from './wallet-raw.ts';
@@ -72,9 +73,9 @@ try {
   });
   const base = { game, players, betsPerPlayer, pauseMs: num('pause-ms', 0), drainTimeoutMs };
   const clean = await runPlayers(stack, tracker, { ...base, label: 'clean' });
-  await stack.setFaults([{ mode: 'error500', probability: faultRate }]);
+  await setFaults(stack.sandboxUrl, [{ mode: 'error500', probability: faultRate }]);
   const faulty = await runPlayers(stack, tracker, { ...base, label: 'faults' });
-  await stack.setFaults([]);
+  await setFaults(stack.sandboxUrl, []);
 
   const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
   report(`Baseline: signed bet+win callback pairs straight to the sandbox, ${raw.elapsedMs.toFixed(0)} ms`, [

@@ -120,6 +120,9 @@ const upstreamUrl = z
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
+/** A Postgres schema name (DATABASE_SCHEMA, SANDBOX_DB_SCHEMA), spliced into DDL and search_path. */
+const sqlIdentifier = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier');
+
 const schema = z.object({
   KAFKA_BROKERS: csv
     .pipe(z.array(z.string().regex(/^[^\s:]+:\d{1,5}$/, 'expected host:port')))
@@ -132,10 +135,7 @@ const schema = z.object({
   TOPIC_REPLICATION_FACTOR: int(1, 16).default(1),
   KAFKA_LAG_REFRESH_MS: int(100, 3_600_000).default(10_000),
   DATABASE_URL: z.string().url().default('postgres://casino:casino@127.0.0.1:55432/casino'),
-  DATABASE_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier')
-    .default('public'),
+  DATABASE_SCHEMA: sqlIdentifier.default('public'),
   DATABASE_POOL_MAX: int(1, 200).default(10),
   DATABASE_STALL_MS: int(100, 600_000).default(5_000),
   API_HOST: z.string().min(1).default('127.0.0.1'),
@@ -187,10 +187,7 @@ const schema = z.object({
     .string()
     .min(1)
     .default(resolve(HERE, '..', '.data', 'sandbox', 'signing-secret')),
-  SANDBOX_DB_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier')
-    .default('sandbox'),
+  SANDBOX_DB_SCHEMA: sqlIdentifier.default('sandbox'),
   SANDBOX_INITIAL_BALANCE: z
     .string()
     .regex(/^\d{1,13}(\.\d{1,2})?$/, 'a non-negative decimal with at most two decimals')

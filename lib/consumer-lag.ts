@@ -14,7 +14,7 @@
  *   partition that receives records while its consumer is paused or stuck, or that is idle;
  * - positions: reported by the consumer's own code (`position()`), since only it knows what is
  *   processed (a saga's watermark, a projector's checkpoint); a partition without a report falls
- *   back to the group's committed offset, then to its first (or last) offset.
+ *   back to the group's committed offset, then to its first retained offset (fromBeginning).
  * - assignment: `GROUP_JOIN`; partitions that moved to another member stop being reported here.
  *
  * `consumer` is a stable name (projector-rounds, edge-source, …), not the group id: several
@@ -45,8 +45,6 @@ export interface ConsumerLagOptions {
   readonly topics?: readonly string[];
   /** Period of the admin read of high-water marks, ms (KAFKA_LAG_REFRESH_MS). */
   readonly refreshMs: number;
-  /** Position of a partition with neither a report nor a commit (earliest = fromBeginning). */
-  readonly startAt?: 'earliest' | 'latest';
   readonly logger: Logger;
 }
 
@@ -57,9 +55,7 @@ export interface ConsumerLag {
    */
   start(): void;
   /** Records that everything below `next` of topic/partition is processed. */
-  position(topic: string, partition: number, next: bigint | string | number): void;
-  /** Reads high-water marks (and commits where needed) now. Never throws: a failure keeps the last values. */
-  refresh(): Promise<void>;
+  position(topic: string, partition: number, next: bigint): void;
   /** Lag of a partition in records, or undefined while its mark or position is unknown. */
   lag(topic: string, partition: number): bigint | undefined;
   /** Stops the timer and the listeners, disconnects the admin client, removes this consumer's series. */
@@ -96,12 +92,10 @@ function lagGauge(registry: Registry): Set<Source> {
 }
 
 const key = (topic: string, partition: number) => `${partition}\u0000${topic}`;
-const toBig = (v: bigint | string | number) => (typeof v === 'bigint' ? v : BigInt(v));
 
 /** Starts following a consumer (or a group's backlog); see the module comment. */
 export function trackConsumerLag(o: ConsumerLagOptions): ConsumerLag {
   const log = o.logger.child({ component: 'consumer-lag', consumer: o.name });
-  const startAt = o.startAt ?? 'earliest';
   /** Followed partitions per topic; with a consumer, its assignment (empty until it joins). */
   const followed = new Map<string, Set<number>>(
     o.consumer ? [] : (o.topics ?? []).map((t) => [t, new Set()]),
@@ -130,7 +124,7 @@ export function trackConsumerLag(o: ConsumerLagOptions): ConsumerLag {
     let p = reported.get(k);
     if (p === undefined) {
       const c = committed.get(k);
-      p = c !== undefined && c >= 0n ? c : startAt === 'latest' ? h : low.get(k);
+      p = c !== undefined && c >= 0n ? c : low.get(k);
     }
     if (p === undefined) return undefined;
     return h > p ? h - p : 0n;
@@ -176,6 +170,7 @@ export function trackConsumerLag(o: ConsumerLagOptions): ConsumerLag {
     }
   }
 
+  /** Reads high-water marks (and commits where needed) now. Never throws: a failure keeps the last values. */
   async function refresh(): Promise<void> {
     if (stopped || followed.size === 0) return;
     running ??= readOffsets()
@@ -246,9 +241,8 @@ export function trackConsumerLag(o: ConsumerLagOptions): ConsumerLag {
       void refresh();
     },
     position(topic, partition, next) {
-      reported.set(key(topic, partition), toBig(next));
+      reported.set(key(topic, partition), next);
     },
-    refresh,
     lag,
     async stop() {
       stopped = true;

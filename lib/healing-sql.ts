@@ -25,9 +25,10 @@ export interface HealingSqlOptions {
   /** A query with no answer for this long, ms, counts as a stalled connection. */
   readonly stallMs: number;
   readonly logger: Logger;
-  /** Replacements are at least this far apart, ms (1000): an outage fails every query at once. */
-  readonly minIntervalMs?: number;
 }
+
+/** Replacements are at least this far apart, ms: an outage fails every query at once. */
+const MIN_INTERVAL_MS = 1000;
 
 export interface HealingSql {
   /** The pool to hand to the application. */
@@ -41,7 +42,6 @@ type Thenable = { then: (f?: (v: unknown) => unknown, r?: (e: unknown) => unknow
 /** Wraps a pool; see the module comment. */
 export function createHealingSql(options: HealingSqlOptions): HealingSql {
   const log = options.logger.child({ component: 'healing-sql' });
-  const minInterval = options.minIntervalMs ?? 1000;
   let current = options.first;
   let replaced = 0;
   let lastAt = 0;
@@ -49,7 +49,7 @@ export function createHealingSql(options: HealingSqlOptions): HealingSql {
   /** Replaces `failed` unless it was replaced already (its other queries fail too) or very recently. */
   const heal = (failed: Sql, reason: string, err?: unknown) => {
     const now = Date.now();
-    if (failed !== current || now - lastAt < minInterval) return;
+    if (failed !== current || now - lastAt < MIN_INTERVAL_MS) return;
     lastAt = now;
     const old = current;
     current = options.make();

@@ -18,7 +18,7 @@
 import type { Logger } from './logger.ts';
 
 /** Used when a caller gives no bound, ms (the default of SHUTDOWN_TIMEOUT_MS). */
-export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 30_000;
 
 export interface ShutdownOptions {
   /** Longest `stop` may take, ms; past it the process exits 1. */

@@ -73,20 +73,3 @@ function useMemoryUsage(registry: Registry): void {
     },
   });
 }
-
-/**
- * Names of the metrics in `registry` with the series names Prometheus derives from them
- * (`_bucket`, `_sum`, `_count` of histograms and summaries), for checks that a dashboard queries
- * only metrics some service registers.
- */
-export function seriesNames(registry: Registry): string[] {
-  const out: string[] = [];
-  for (const m of registry.getMetricsAsArray()) {
-    // prom-client's typings declare a numeric enum; at run time `type` is the string name.
-    const type = String(m.type);
-    out.push(m.name);
-    if (type === 'histogram') out.push(`${m.name}_bucket`, `${m.name}_sum`, `${m.name}_count`);
-    if (type === 'summary') out.push(`${m.name}_sum`, `${m.name}_count`);
-  }
-  return out;
-}

@@ -15,7 +15,7 @@ import { loadConfig } from '../lib/config.ts';
 import { trackConsumerLag } from '../lib/consumer-lag.ts';
 import { observeHttpRequests } from '../lib/http-metrics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { createServiceRegistry, SERVICES, type ServiceName, seriesNames } from '../lib/metrics.ts';
+import { createServiceRegistry, SERVICES, type ServiceName } from '../lib/metrics.ts';
 import { createProjectorMetrics } from '../projections/metrics.ts';
 import { registerMetrics } from '../services/api/metrics/metrics.ts';
 import { buildBots } from '../services/bots/bots.ts';
@@ -35,6 +35,22 @@ const dashboard = JSON.parse(readFileSync(resolve(HERE, 'grafana', 'casino-platf
 const DATASOURCE_UID = ['$', '{datasource}'].join('');
 /** Series Prometheus makes itself for every target, not registered by any service. */
 const PROMETHEUS_SERIES = new Set(['up']);
+
+/**
+ * Names of the metrics in `registry` with the series names Prometheus derives from them
+ * (`_bucket`, `_sum`, `_count` of histograms and summaries).
+ */
+function seriesNames(registry: Registry): string[] {
+  const out: string[] = [];
+  for (const m of registry.getMetricsAsArray()) {
+    // prom-client's typings declare a numeric enum; at run time `type` is the string name.
+    const type = String(m.type);
+    out.push(m.name);
+    if (type === 'histogram') out.push(`${m.name}_bucket`, `${m.name}_sum`, `${m.name}_count`);
+    if (type === 'summary') out.push(`${m.name}_sum`, `${m.name}_count`);
+  }
+  return out;
+}
 
 /** Every series name the services' registries expose. */
 async function registeredSeries(): Promise<Set<string>> {

@@ -5,8 +5,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOffsets } from '../lib/kafka.ts';
-import { type Service, startService, waitFor } from '../tests/helpers/processes.ts';
-import { createTestEnv, produceAll, roundMessage, sampleRounds, type TestEnv } from './test-support.ts';
+import { type Service, waitFor } from '../tests/helpers/processes.ts';
+import {
+  createTestEnv,
+  produceAll,
+  roundMessage,
+  sampleRounds,
+  startProjectorProcess,
+  type TestEnv,
+} from './test-support.ts';
 
 const PER_GAME = 5000;
 const TOTAL = PER_GAME * 4;
@@ -28,14 +35,7 @@ async function rowCount(): Promise<number> {
   return r?.n ?? 0;
 }
 
-function start(): Service {
-  return startService('projections/main.ts', {
-    ...e.env,
-    PROJECTOR_PORT: '0',
-    LOG_LEVEL: 'warn',
-    KAFKAJS_NO_PARTITIONER_WARNING: '1',
-  });
-}
+const start = (): Service => startProjectorProcess(e);
 
 describe('projector process killed with SIGKILL mid-replay', () => {
   it('loses nothing and doubles nothing over two kills and restarts', async () => {

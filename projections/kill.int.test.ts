@@ -7,7 +7,7 @@
  * crash-restart.int.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Service, startService, waitFor } from '../tests/helpers/processes.ts';
+import { type Service, waitFor } from '../tests/helpers/processes.ts';
 import {
   appendLoad,
   behind,
@@ -17,6 +17,7 @@ import {
   readModelProblems,
   rowCounts,
 } from './load-support.ts';
+import { startProjectorProcess } from './test-support.ts';
 
 const LOAD: Load = { roundsPerGame: 4000, bets: 20_000, keys: 30_000 };
 let e: LoadEnv;
@@ -32,13 +33,7 @@ afterAll(async () => {
   await e?.close();
 });
 
-const start = () =>
-  startService('projections/main.ts', {
-    ...e.env,
-    PROJECTOR_PORT: '0',
-    LOG_LEVEL: 'warn',
-    KAFKAJS_NO_PARTITIONER_WARNING: '1',
-  });
+const start = () => startProjectorProcess(e);
 
 describe('projector process killed with SIGKILL while its three consumers replay', () => {
   it('ends with every read model exactly as the log says', async () => {

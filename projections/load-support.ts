@@ -41,18 +41,10 @@ export async function createLoadEnv(name: string): Promise<LoadEnv> {
   await admin.connect();
   await ensureTopics(admin, base.config, ['authKeys', 'walletTransactions']);
   await admin.disconnect();
-  const keysTopic = topicName(base.config, 'authKeys');
   return {
     ...base,
     walletTopic: topicName(base.config, 'walletTransactions'),
-    keysTopic,
-    async close() {
-      const a = base.kafka.admin();
-      await a.connect();
-      await a.deleteTopics({ topics: [keysTopic] }).catch(() => {});
-      await a.disconnect();
-      await base.close();
-    },
+    keysTopic: topicName(base.config, 'authKeys'),
   };
 }
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../lib/logger.ts';
 import { createServiceRegistry } from '../lib/metrics.ts';
 import type { OpsServer } from '../lib/ops-http.ts';
-import { ensureTopics, topicName } from '../lib/topics.ts';
+import { ensureTopics } from '../lib/topics.ts';
 import { sampleSum, samplesOf, sampleValue } from '../tests/helpers/metrics.ts';
 import { waitFor } from '../tests/helpers/processes.ts';
 import { type AuthKeysProjector, buildAuthKeysProjector } from './auth-keys/projector.ts';
@@ -42,10 +42,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await ops?.close();
   for (const p of [rounds, keys, wallet]) await p?.stop().catch(() => {});
-  const admin = e.kafka.admin();
-  await admin.connect();
-  await admin.deleteTopics({ topics: [topicName(e.config, 'authKeys')] }).catch(() => {});
-  await admin.disconnect();
   await e?.close();
 });
 

@@ -13,7 +13,8 @@ import { createKafka } from '../lib/kafka.ts';
 import { createLogger } from '../lib/logger.ts';
 import { migrate } from '../lib/migrate.ts';
 import { encodeRound, type RoundFinished, type RoundResult } from '../lib/rounds.ts';
-import { ensureTopics, topicName } from '../lib/topics.ts';
+import { ensureTopics, TOPICS, type TopicKey, topicName } from '../lib/topics.ts';
+import { type Service, startService } from '../tests/helpers/processes.ts';
 
 const RESULTS: Record<GameSlug, (seq: number) => RoundResult> = {
   crash: (seq) => ({ game: 'crash', point: `${1 + (seq % 50)}.${String(seq % 100).padStart(2, '0')}` }),
@@ -78,7 +79,7 @@ export interface TestEnv {
   readonly producer: Producer;
   readonly topic: string;
   readonly dlqTopic: string;
-  /** Drops the schema, deletes the topics, disconnects. */
+  /** Drops the schema, deletes the namespace's topics, disconnects. */
   close(): Promise<void>;
 }
 
@@ -116,12 +117,24 @@ export async function createTestEnv(name: string, overrides: Record<string, stri
       await sql.end();
       const a = kafka.admin();
       await a.connect();
-      await a.deleteTopics({ topics }).catch(() => {});
-      // projections/main.ts also creates wallet-transactions (wallet projector); a separate call, as it may not exist
-      await a.deleteTopics({ topics: [topicName(config, 'walletTransactions')] }).catch(() => {});
+      // Every project topic of this namespace that exists (a test or projections/main.ts may have
+      // made more than rounds and its dead letters); deleting a missing one retries for seconds.
+      const ours = new Set((Object.keys(TOPICS) as TopicKey[]).map((k) => topicName(config, k)));
+      const existing = (await a.listTopics()).filter((t) => ours.has(t));
+      if (existing.length > 0) await a.deleteTopics({ topics: existing }).catch(() => {});
       await a.disconnect();
     },
   };
+}
+
+/** The projector process (`tsx projections/main.ts`) on `e`'s namespace, ops port any free one, warnings only. */
+export function startProjectorProcess(e: Pick<TestEnv, 'env'>): Service {
+  return startService('projections/main.ts', {
+    ...e.env,
+    PROJECTOR_PORT: '0',
+    LOG_LEVEL: 'warn',
+    KAFKAJS_NO_PARTITIONER_WARNING: '1',
+  });
 }
 
 /** A TCP proxy on 127.0.0.1 to `target`; `close()` cuts every connection and refuses new ones until `open()`. */

@@ -47,6 +47,43 @@ record_owned() {
   fi
 }
 
+# with_lock COMPONENT LOCKFILE TIMEOUT_S CMD...: runs CMD holding an exclusive lock on LOCKFILE (fd 9,
+# held until the script exits), so parallel `infra.sh up` calls (several test runs) start one server.
+# A server started under it must close fd 9 (9>&-), or it would hold the lock for ever.
+with_lock() {
+  local who="$1" lock="$2" timeout_s="$3"
+  shift 3
+  exec 9>"$lock"
+  flock -w "$timeout_s" 9 || die "$who" "could not get $lock within $timeout_s s"
+  "$@"
+}
+
+# stop_pidfile COMPONENT PIDFILE PATTERN TIMEOUT_S: SIGTERM to the process PIDFILE names (checked as in
+# pid_alive), SIGKILL if it still runs after TIMEOUT_S seconds; then removes PIDFILE. Idempotent.
+stop_pidfile() {
+  local who="$1" pidfile="$2" pattern="$3" timeout_s="$4" pid
+  if ! pid_alive "$pidfile" "$pattern"; then
+    rm -f "$pidfile"
+    say "$who" "not running"
+    return 0
+  fi
+  pid="$(cat "$pidfile")"
+  say "$who" "stopping pid $pid"
+  kill -TERM "$pid"
+  local deadline=$((SECONDS + timeout_s))
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((SECONDS >= deadline)); then
+      say "$who" "still running after ${timeout_s} s, sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      sleep 0.5
+      break
+    fi
+    sleep 0.1
+  done
+  rm -f "$pidfile"
+  say "$who" "stopped"
+}
+
 # ensure_tsx: the TypeScript runner the readiness and setup scripts need.
 ensure_tsx() {
   [[ -x "$TSX" ]] || die "$1" "node_modules/.bin/tsx missing: run 'npm ci' (or bash scripts/ensure-deps.sh) first"

@@ -36,13 +36,6 @@ external_broker() {
   [[ -n "${KAFKA_BROKERS:-}" && "$KAFKA_BROKERS" != "127.0.0.1:$KAFKA_PORT" ]]
 }
 
-# Runs under an exclusive lock so parallel `infra.sh up` calls (several test runs) start one broker.
-with_lock() {
-  exec 9>"$KDIR/.lock"
-  flock -w 180 9 || die kafka "could not get $KDIR/.lock within 180 s"
-  "$@"
-}
-
 # The jars are resolved again only when the pom changed (stamp = its sha256) or the folder is gone.
 resolve_jars() {
   local want have=""
@@ -165,27 +158,7 @@ do_start() {
 }
 
 do_stop() {
-  if ! pid_alive "$PIDFILE" "$MAIN_CLASS"; then
-    rm -f "$PIDFILE"
-    say kafka "not running"
-    return 0
-  fi
-  local pid
-  pid="$(cat "$PIDFILE")"
-  say kafka "stopping pid $pid"
-  kill -TERM "$pid"
-  local deadline=$((SECONDS + KAFKA_STOP_TIMEOUT_S))
-  while kill -0 "$pid" 2>/dev/null; do
-    if ((SECONDS >= deadline)); then
-      say kafka "still running after ${KAFKA_STOP_TIMEOUT_S} s, sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 0.5
-      break
-    fi
-    sleep 0.3
-  done
-  rm -f "$PIDFILE"
-  say kafka "stopped"
+  stop_pidfile kafka "$PIDFILE" "$MAIN_CLASS" "$KAFKA_STOP_TIMEOUT_S"
 }
 
 do_status() {
@@ -214,7 +187,7 @@ start | stop)
     say kafka "KAFKA_BROKERS=$KAFKA_BROKERS is set: using that external broker, nothing to $cmd"
     exit 0
   fi
-  with_lock "do_$cmd"
+  with_lock kafka "$KDIR/.lock" 180 "do_$cmd"
   ;;
 status)
   rc=0

@@ -167,9 +167,7 @@ start | stop)
     say postgres "DATABASE_URL is set: using that external database, nothing to $cmd"
     exit 0
   fi
-  exec 9>"$DATA_DIR/.postgres.lock"
-  flock -w 180 9 || die postgres "could not get $DATA_DIR/.postgres.lock within 180 s"
-  "do_$cmd"
+  with_lock postgres "$DATA_DIR/.postgres.lock" 180 "do_$cmd"
   ;;
 status)
   rc=0

@@ -93,27 +93,7 @@ do_start() {
 }
 
 do_stop() {
-  if ! running; then
-    rm -f "$PIDFILE"
-    say redis "not running"
-    return 0
-  fi
-  local pid
-  pid="$(cat "$PIDFILE")"
-  say redis "stopping pid $pid"
-  kill -TERM "$pid"
-  local deadline=$((SECONDS + REDIS_STOP_TIMEOUT_S))
-  while kill -0 "$pid" 2>/dev/null; do
-    if ((SECONDS >= deadline)); then
-      say redis "still running after ${REDIS_STOP_TIMEOUT_S} s, sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 0.3
-      break
-    fi
-    sleep 0.1
-  done
-  rm -f "$PIDFILE"
-  say redis "stopped"
+  stop_pidfile redis "$PIDFILE" redis-server "$REDIS_STOP_TIMEOUT_S"
 }
 
 do_status() {
@@ -128,10 +108,7 @@ do_status() {
 cmd="${1:-}"
 case "$cmd" in
 start | stop)
-  # Serialised so parallel `infra.sh up` calls (several test runs) start one server.
-  exec 9>"$RDIR/.lock"
-  flock -w 60 9 || die redis "could not get $RDIR/.lock within 60 s"
-  "do_$cmd"
+  with_lock redis "$RDIR/.lock" 60 "do_$cmd"
   ;;
 status)
   rc=0

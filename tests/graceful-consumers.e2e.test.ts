@@ -24,7 +24,7 @@ import {
   T0,
   type WalletTestEnv,
 } from '../services/settlement/test-support.ts';
-import { freePort, type Service, startService, waitFor } from './helpers/processes.ts';
+import { freePort, type Service, startService, timedStop, waitFor, waitReady } from './helpers/processes.ts';
 
 const BOUND_MS = 15_000;
 const started: Service[] = [];
@@ -33,12 +33,8 @@ const start = (entry: string, env: Record<string, string>) => {
   started.push(s);
   return s;
 };
-/** SIGTERM, then the exit code and how long the stop took (ms). */
-async function terminate(s: Service): Promise<{ code: number | string | null; ms: number }> {
-  const t = performance.now();
-  const code = await s.stop('SIGTERM', BOUND_MS + 10_000);
-  return { code, ms: performance.now() - t };
-}
+/** SIGTERM (SIGKILL 10 s past the bound), then the exit code and how long the stop took (ms). */
+const terminate = (s: Service) => timedStop(s, BOUND_MS + 10_000);
 
 afterAll(async () => {
   await Promise.all(started.map((s) => s.stop('SIGKILL')));
@@ -130,9 +126,7 @@ describe('settlement process on SIGTERM while it settles', () => {
     const port = await freePort();
     const env = { ...w.env, SETTLEMENT_HTTP_PORT: String(port) };
     let child = start('services/settlement/main.ts', env);
-    await waitFor('settlement ready', async () =>
-      (await fetch(`http://127.0.0.1:${port}/ready`)).ok ? true : undefined,
-    );
+    await waitReady(`http://127.0.0.1:${port}/ready`);
     const finish = (from: number, to: number) =>
       w.appendRounds(
         Array.from({ length: to - from + 1 }, (_, k) =>

@@ -19,7 +19,7 @@ import {
   startTestOperator,
   type TestOperator,
 } from '../services/wallet-saga/test-support.ts';
-import { freePort, type Service, startService, waitFor } from './helpers/processes.ts';
+import { freePort, type Service, startService, timedStop, waitFor, waitReady } from './helpers/processes.ts';
 
 const BOUND_MS = 15_000;
 const USERS = ['g1', 'g2', 'g3', 'g4', 'g5', 'g6'];
@@ -35,10 +35,7 @@ async function startSaga(): Promise<Service> {
     WALLET_SAGA_HTTP_PORT: String(port),
     SHUTDOWN_TIMEOUT_MS: String(BOUND_MS),
   });
-  await waitFor('saga ready', async () => {
-    const r = await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined);
-    return r?.status === 200 ? true : undefined;
-  });
+  await waitReady(`http://127.0.0.1:${port}/ready`);
   return s;
 }
 
@@ -83,9 +80,8 @@ it('stops with nothing half-done and re-sends nothing below its committed offset
     30_000,
     10,
   );
-  const t = performance.now();
-  expect(await saga.stop('SIGTERM', BOUND_MS + 10_000)).toBe(0);
-  const stopMs = performance.now() - t;
+  const { code, ms: stopMs } = await timedStop(saga, BOUND_MS + 10_000);
+  expect(code).toBe(0);
   expect(stopMs).toBeLessThan(BOUND_MS);
 
   const requestedBeforeStop = new Set(op.requests.map((r) => Number(r.body.provider_tx_id)));

@@ -8,23 +8,23 @@
  * WebTransport edge, the gateway, the operator sandbox and the bots (even while still waiting for
  * their operator file) exit 0.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { topicName } from '../lib/topics.ts';
-import { startWtEdge } from '../services/edge-webtransport/test-support.ts';
+import { startWtEdge, type WtEdgeProcess } from '../services/edge-webtransport/test-support.ts';
+import { createDrillEnv, type DrillEnv, logGaps, recordCount, roundsInLog } from './helpers/drill.ts';
 import {
-  createDrillEnv,
-  type DrillEnv,
-  logGaps,
-  recordCount,
-  roundsInLog,
+  devCertDir,
+  freePort,
+  type Service,
   statusOf,
-} from './helpers/drill.ts';
-import { freePort, ROOT, type Service, uniqueId, waitFor } from './helpers/processes.ts';
+  timedStop,
+  uniqueId,
+  waitFor,
+  waitReady,
+} from './helpers/processes.ts';
 
 const BOUND_MS = 15_000;
 const DRAIN_MS = 2000;
@@ -38,15 +38,8 @@ afterAll(async () => {
   await d?.close();
 }, 60_000);
 
-/** SIGTERM, then the exit code and how long the stop took (ms). */
-async function terminate(
-  s: Service,
-  graceMs = BOUND_MS,
-): Promise<{ code: number | string | null; ms: number }> {
-  const t = performance.now();
-  const code = await s.stop('SIGTERM', graceMs + 10_000);
-  return { code, ms: performance.now() - t };
-}
+/** SIGTERM (SIGKILL 10 s past `boundMs`), then the exit code and how long the stop took (ms). */
+const terminate = (s: Service, boundMs = BOUND_MS) => timedStop(s, boundMs + 10_000);
 
 describe('services stop cleanly on SIGTERM', () => {
   it('round engine: stops after the round being appended; the log has no gap and a restart continues it', async () => {
@@ -72,12 +65,7 @@ describe('services stop cleanly on SIGTERM', () => {
     const port = await freePort();
     const api = d.start('services/api/main.ts', { API_PORT: String(port) });
     const base = `http://127.0.0.1:${port}`;
-    await waitFor(
-      'api ready',
-      async () => ((await statusOf(`${base}/ready`)) === 200 ? true : undefined),
-      60_000,
-      200,
-    );
+    await waitReady(`${base}/ready`);
     const statuses = new Map<number, number>();
     const errors = new Map<string, number>();
     let running = true;
@@ -148,21 +136,13 @@ describe('services stop cleanly on SIGTERM', () => {
   }, 90_000);
 
   it('webtransport edge (Deno), gateway, operator sandbox and bots exit 0', async () => {
-    const certDir = mkdtempSync(join(tmpdir(), 'graceful-wt-'));
+    const certDir = devCertDir('graceful-wt-');
     const sandboxSchema = uniqueId('graceful_sandbox_');
+    let wt: WtEdgeProcess | undefined;
     try {
-      execFileSync('bash', [join(ROOT, 'scripts/dev-cert.sh')], {
-        env: { ...process.env, WT_DEV_CERT_DIR: certDir },
-        stdio: 'ignore',
-      });
-      const wt = startWtEdge({ ...d.env, WT_DEV_CERT_DIR: certDir, EDGE_DRAIN_MS: '500' });
+      wt = startWtEdge({ ...d.env, WT_DEV_CERT_DIR: certDir, EDGE_DRAIN_MS: '500' });
       const { httpPort } = await wt.started;
-      await waitFor(
-        'wt ready',
-        async () => ((await statusOf(`http://127.0.0.1:${httpPort}/ready`)) === 200 ? true : undefined),
-        60_000,
-        200,
-      );
+      await waitReady(`http://127.0.0.1:${httpPort}/ready`);
       const t = performance.now();
       wt.child.kill('SIGTERM');
       expect(await wt.exited).toBe(0);
@@ -170,24 +150,14 @@ describe('services stop cleanly on SIGTERM', () => {
 
       const gatewayPort = await freePort();
       const gateway = d.start('services/gateway/main.ts', { GATEWAY_PORT: String(gatewayPort) });
-      await waitFor(
-        'gateway up',
-        async () => ((await statusOf(`http://127.0.0.1:${gatewayPort}/health`)) === 200 ? true : undefined),
-        30_000,
-        200,
-      );
+      await waitReady(`http://127.0.0.1:${gatewayPort}/health`, 30_000);
       const sandboxPort = await freePort();
       const sandbox = d.start('services/operator-sandbox/main.ts', {
         SANDBOX_PORT: String(sandboxPort),
         SANDBOX_DB_SCHEMA: sandboxSchema,
         SANDBOX_SIGNING_SECRET: `whsec_${Buffer.from('graceful-drill-secret-32-bytes!!').toString('base64')}`,
       });
-      await waitFor(
-        'sandbox ready',
-        async () => ((await statusOf(`http://127.0.0.1:${sandboxPort}/ready`)) === 200 ? true : undefined),
-        30_000,
-        200,
-      );
+      await waitReady(`http://127.0.0.1:${sandboxPort}/ready`, 30_000);
       // No operator file yet: the bots are still waiting for it when the signal comes.
       const bots = d.start('services/bots/main.ts', {
         BOTS_PLAYERS: '2',
@@ -200,6 +170,7 @@ describe('services stop cleanly on SIGTERM', () => {
         expect(ms, name).toBeLessThan(BOUND_MS);
       }
     } finally {
+      await wt?.kill(); // not one of d's processes: stopped here when the test fails before its SIGTERM
       rmSync(certDir, { recursive: true, force: true });
       await d.sql.unsafe(`drop schema if exists "${sandboxSchema}" cascade`);
     }

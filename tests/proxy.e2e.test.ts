@@ -6,9 +6,7 @@
  * proxy on the other with no round missed or doubled. Also checks that the compose `proxy`
  * service sets exactly the settings the template uses.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -21,6 +19,7 @@ import { createTestLog, round, type TestLog, until } from '../services/edge/test
 import { createDataStreamClient } from '../services/edge/transports/grpc/proto.ts';
 import { track } from '../services/edge/transports/grpc/test-support.ts';
 import { openSse, type SseClient } from '../services/edge/transports/sse/sse-client.ts';
+import { sampleValue } from './helpers/metrics.ts';
 import {
   type LocalNginx,
   NGINX_BIN,
@@ -29,6 +28,7 @@ import {
   templateVariables,
 } from './helpers/nginx.ts';
 import {
+  devCertDir,
   freePort,
   ROOT,
   type Service,
@@ -36,6 +36,7 @@ import {
   startWebTransportEdge,
   uniqueId,
   waitFor,
+  waitReady,
 } from './helpers/processes.ts';
 
 interface EdgeProc {
@@ -46,17 +47,10 @@ interface EdgeProc {
   readonly env: Record<string, string>;
 }
 
-async function okStatus(url: string): Promise<true | undefined> {
-  const r = await fetch(url);
-  await r.body?.cancel();
-  return r.status === 200 ? true : undefined;
-}
-
 /** `edge_subscribers{protocol}` scraped from an edge's /metrics (0 when absent). */
 async function subscribers(edge: EdgeProc, protocol: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${edge.http}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`edge_subscribers{protocol="${protocol}"`));
-  return line ? Number(line.split(' ').at(-1)) : 0;
+  return sampleValue(text, 'edge_subscribers', { protocol }) ?? 0;
 }
 
 const messageIds = (c: SseClient): number[] =>
@@ -72,7 +66,7 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
   let wt: Service;
   const edges: EdgeProc[] = [];
   const schema = uniqueId('e2e_proxy_');
-  const certDir = mkdtempSync(join(tmpdir(), 'proxy-e2e-cert-'));
+  let certDir: string | undefined;
   let proxyHttp = 0;
   let proxyGrpc = 0;
   let seq = 0;
@@ -85,10 +79,7 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
     await admin.connect();
     await ensureTopics(admin, log.config);
     await admin.disconnect();
-    execFileSync('bash', [join(ROOT, 'scripts/dev-cert.sh')], {
-      env: { ...process.env, WT_DEV_CERT_DIR: certDir },
-      stdio: 'ignore',
-    });
+    certDir = devCertDir('proxy-e2e-cert-');
     const common = {
       TOPIC_NAMESPACE: ns,
       DATABASE_SCHEMA: schema,
@@ -115,10 +106,9 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
       WT_HTTP_PORT: String(wtHttp),
       WT_DEV_CERT_DIR: certDir,
     });
-    await waitFor('api ready', () => okStatus(`http://127.0.0.1:${apiPort}/ready`), 60_000);
-    for (const e of edges)
-      await waitFor('edge ready', () => okStatus(`http://127.0.0.1:${e.http}/ready`), 60_000);
-    await waitFor('wt ready', () => okStatus(`http://127.0.0.1:${wtHttp}/ready`), 60_000).catch((err) => {
+    await waitReady(`http://127.0.0.1:${apiPort}/ready`);
+    for (const e of edges) await waitReady(`http://127.0.0.1:${e.http}/ready`);
+    await waitReady(`http://127.0.0.1:${wtHttp}/ready`).catch((err) => {
       throw new Error(`${(err as Error).message}\n${wt.output().slice(-3000)}`);
     });
     [proxyHttp, proxyGrpc] = [await freePort(), await freePort()];
@@ -135,7 +125,7 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
       EDGE_B_GRPC: `127.0.0.1:${b.grpc}`,
       WT_HTTP_UPSTREAM: `127.0.0.1:${wtHttp}`,
     });
-    await waitFor('proxy up', () => okStatus(`http://127.0.0.1:${proxyHttp}/proxy-health`), 10_000);
+    await waitReady(`http://127.0.0.1:${proxyHttp}/proxy-health`, 10_000);
   }, 120_000);
 
   afterAll(async () => {
@@ -150,7 +140,7 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
     await admin.deleteTopics({ topics }).catch(() => {});
     await admin.disconnect();
     await log?.close();
-    rmSync(certDir, { recursive: true, force: true });
+    if (certDir) rmSync(certDir, { recursive: true, force: true });
   }, 60_000);
 
   it('the compose proxy service sets exactly the settings the template uses', () => {

@@ -13,7 +13,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type StackWithWallet, startStack } from './browser/stack.ts';
-import { waitFor } from './helpers/processes.ts';
+import { waitFor, waitReady } from './helpers/processes.ts';
 import { faultsLeft, ledger, type Player, placeBet, setFaults } from './helpers/wallet-players.ts';
 import {
   balanceRow,
@@ -24,7 +24,6 @@ import {
   STAKE,
   TRIO_COLORS,
   trio,
-  waitReady,
 } from './wallet-faults-support.ts';
 
 let stack: StackWithWallet;

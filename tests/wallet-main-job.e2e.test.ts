@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StackWithWallet, startStack } from './browser/stack.ts';
 import { waitFor } from './helpers/processes.ts';
 import { ledger } from './helpers/wallet-players.ts';
+import { balanceRow, expectSettled } from './wallet-faults-support.ts';
 
 /** Bot i plays GAME_SLUGS[i % 4]; bot-3 (i = 2, slot) is the demo one (services/bots/bots.ts). */
 const PLAYERS = 4;
@@ -56,27 +57,10 @@ describe('main job with wallets', () => {
     });
     await stack.stopOne('bots');
 
-    let last: Awaited<ReturnType<typeof stack.wallet.reconcile>> | undefined;
-    await waitFor(
-      'the reconciliation settled after the bots stopped',
-      async () => {
-        last = await stack.wallet.reconcile();
-        return last.settled ? true : undefined;
-      },
-      90_000,
-      500,
-    ).catch((err: unknown) => {
-      throw new Error(`${(err as Error).message}\nlast report: ${JSON.stringify(last)}\n${stack.logs()}`);
-    });
-    expect(last).toMatchObject({
-      agreed: true,
-      settled: true,
-      mismatches: [],
-      unknown: [],
-      broken_accounts: [],
-    });
+    // The reconciliation settled after the bots stopped: agreed, nothing mismatched or unknown.
+    const last = await expectSettled(stack, [], 90_000);
     const final = await counts();
-    expect(last?.bets).toBe(final.bets);
+    expect(last.bets).toBe(final.bets);
     expect(final.credited).toBe(final.won);
 
     // Every real bot has an account at the operator whose balance the read model shows, and its
@@ -85,9 +69,7 @@ describe('main job with wallets', () => {
     for (const user of REAL_BOTS) {
       const l = await ledger(stack.wallet.sandboxUrl, user);
       expect(l.status).toBe(200);
-      const [b] = await stack.wallet.sql<{ balance: string }[]>`
-        select balance from wallet_balances where operator_id = ${stack.wallet.operatorId} and user_id = ${user}`;
-      expect(b?.balance).toBe(l.body.balance);
+      expect(await balanceRow(stack, user)).toBe(l.body.balance);
       credits += l.body.transactions.filter((t) => t.kind === 'win').length;
     }
     expect(credits).toBe(final.credited);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newKeyId, secretHash } from '../../lib/auth/credentials.ts';
 import { appendKeyEvent, type KeyCreated } from '../../lib/auth/key-events.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { ensureTopics, topicName } from '../../lib/topics.ts';
+import { ensureTopics } from '../../lib/topics.ts';
 import { createTestEnv, type TestEnv } from '../test-support.ts';
 import { type AuthKeysProjector, buildAuthKeysProjector } from './projector.ts';
 
@@ -21,10 +21,6 @@ beforeAll(async () => {
   await admin.disconnect();
 });
 afterAll(async () => {
-  const admin = env.kafka.admin();
-  await admin.connect();
-  await admin.deleteTopics({ topics: [topicName(env.config, 'authKeys')] }).catch(() => {});
-  await admin.disconnect();
   await env?.close();
 });
 

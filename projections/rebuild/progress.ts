@@ -17,7 +17,7 @@ export interface ProgressPrinter {
 }
 
 /** Records per second from `done` records since `sinceMs` (performance.now()). */
-export function rate(done: number, sinceMs: number, nowMs: number): number {
+function rate(done: number, sinceMs: number, nowMs: number): number {
   const s = (nowMs - sinceMs) / 1000;
   return s > 0 ? Math.round(done / s) : 0;
 }

@@ -82,7 +82,7 @@ export interface RebuildResult {
 }
 
 /** The read model called `name`. @throws RebuildError UNKNOWN_READ_MODEL. */
-export function readModel(name: string): ReadModel {
+function readModel(name: string): ReadModel {
   const m = READ_MODELS.get(name);
   if (!m)
     throw new RebuildError(

@@ -5,6 +5,7 @@
  */
 import type { IHeaders, KafkaMessage, Message } from 'kafkajs';
 import { decodeRound } from '../../lib/rounds.ts';
+import { type Decoded, decodeEach, type Undecodable } from '../projection-spec.ts';
 import type { OffsetEvent } from './store.ts';
 
 /** Header names on a dead-lettered record. */
@@ -16,35 +17,16 @@ export const DLQ_HEADERS = {
   projection: 'dlq-projection',
 } as const;
 
-/** A record that did not decode, with why. */
-export interface Undecodable {
-  readonly message: KafkaMessage;
-  readonly reason: string;
-}
-
 /**
  * Decodes `messages` (one partition, log order).
  * `appendedAt` of each event is the record's Kafka timestamp (Unix ms): the broker's append time
  * on a LogAppendTime topic, the producer's create time otherwise.
  */
-export function decodeMessages(messages: readonly KafkaMessage[]): {
-  events: OffsetEvent[];
-  undecodable: Undecodable[];
-} {
-  const events: OffsetEvent[] = [];
-  const undecodable: Undecodable[] = [];
-  for (const message of messages) {
-    try {
-      const round = decodeRound(message.value);
-      events.push({
-        offset: BigInt(message.offset),
-        event: { round, appendedAt: Number(message.timestamp) },
-      });
-    } catch (err) {
-      undecodable.push({ message, reason: err instanceof Error ? err.message : String(err) });
-    }
-  }
-  return { events, undecodable };
+export function decodeMessages(messages: readonly KafkaMessage[]): Decoded<OffsetEvent> {
+  return decodeEach(messages, (message) => ({
+    offset: BigInt(message.offset),
+    event: { round: decodeRound(message.value), appendedAt: Number(message.timestamp) },
+  }));
 }
 
 /** The dead-letter record of `u`, read from `topic`/`partition` by `projection`: same key and value, original headers kept. */

@@ -123,17 +123,17 @@ async function follow(txId, tr) {
       tr.cells[3].textContent = err.message;
       return;
     }
-    const bet = rows.find((r) => r.kind === 'bet' || r.transactionType === 'bet') ?? rows[0];
+    const bet = rows.find((r) => r.kind === 'bet') ?? rows[0];
     if (!bet) continue;
-    const st = bet.status ?? bet.transactionStatus;
-    const round = bet.round_status ?? bet.roundStatus;
-    const win = rows.find((r) => (r.kind ?? r.transactionType) === 'win');
+    const st = bet.status;
+    const round = bet.round_status;
+    const win = rows.find((r) => r.kind === 'win');
     tr.cells[3].textContent = st;
     tr.cells[4].textContent = round === 'won' && win ? `won ${win.amount}` : round;
     tr.className = round;
     if (st === 'rejected' || round === 'lost' || round === 'cancelled' || (round === 'won' && win)) {
       await refreshBalance();
-      if (round !== 'won' || (win.status ?? win.transactionStatus) === 'succeeded' || session.demo) return;
+      if (round !== 'won' || win.status === 'succeeded' || session.demo) return;
     }
   }
 }

@@ -6,21 +6,9 @@
 import type { GameSlug } from '../../lib/games.ts';
 import type { RoundFinished } from '../../lib/rounds.ts';
 import { type ChainSource, decide, evolve, type GameState, initialState } from '../round-engine/decider.ts';
-import { buildChain, type HashChain } from '../round-engine/fairness.ts';
 
-/** Memoised chains of `seed` with `length` rounds per epoch. */
-export function chainSource(seed: Uint8Array, length: number): ChainSource {
-  const cache = new Map<string, HashChain>();
-  return (slug, epoch) => {
-    const key = `${slug}:${epoch}`;
-    let chain = cache.get(key);
-    if (!chain) {
-      chain = buildChain(seed, slug, epoch, length);
-      cache.set(key, chain);
-    }
-    return chain;
-  };
-}
+/** Memoised chains of a seed with `length` rounds per epoch: the engine's own (decider.ts cachedChains). */
+export { cachedChains as chainSource } from '../round-engine/decider.ts';
 
 /**
  * Generates rounds of `games` in turn (game i % games.length), finished `stepMs` apart from

@@ -4,6 +4,7 @@
  *
  * Body of every error (seed 000, "Errors"): `{ error: string, success: false }`.
  */
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError } from 'fastify';
 import { isConnectionError } from '../../lib/db.ts';
 import { AppError, UnavailableError } from '../../lib/errors.ts';
@@ -176,22 +177,6 @@ export const problemBodySchema = {
   },
 } as const;
 
-const TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  402: 'Payment Required',
-  403: 'Forbidden',
-  404: 'Not Found',
-  409: 'Conflict',
-  410: 'Gone',
-  413: 'Payload Too Large',
-  415: 'Unsupported Media Type',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-};
-
 /**
  * The same mapping as {@link replyForError}, as RFC 7807 problem details (the session API of
  * issue 5). Server-side failures keep the fixed texts, so nothing internal leaks here either.
@@ -203,7 +188,7 @@ export function problemForError(err: unknown): { status: number; body: ProblemBo
     status,
     body: {
       type: code ? `urn:casino:problem:${code.toLowerCase().replaceAll('_', '-')}` : 'about:blank',
-      title: TITLES[status] ?? (status < 500 ? 'Bad Request' : 'Internal Server Error'),
+      title: STATUS_CODES[status] ?? (status < 500 ? 'Bad Request' : 'Internal Server Error'),
       status,
       // The seed-000 401 body says only "Unauthorized"; problem JSON carries the reason in detail.
       detail: err instanceof AuthError ? err.message : body.error,

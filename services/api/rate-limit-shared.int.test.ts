@@ -9,11 +9,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { sampleValue } from '../../tests/helpers/metrics.ts';
+import { freePort, waitFor } from '../../tests/helpers/processes.ts';
 import { startTestApi, type TestApi } from './test-support.ts';
 
 const LOCAL_REDIS = loadConfig(process.env).api.rateLimitRedisUrl || 'redis://127.0.0.1:56379';
@@ -38,29 +39,14 @@ let ipSeq = 0;
 const nextIp = () => `10.7.0.${++ipSeq}`;
 
 async function metric(t: TestApi, name: string): Promise<number> {
-  const text = (await t.app.inject({ url: '/metrics' })).body;
-  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)$`, 'm').exec(text);
-  if (!m) throw new Error(`${name} not in /metrics`);
-  return Number(m[1]);
+  const value = sampleValue((await t.app.inject({ url: '/metrics' })).body, name);
+  if (value === undefined) throw new Error(`${name} not in /metrics`);
+  return value;
 }
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** A TCP port nothing listens on (bound once by the OS, then released). */
-async function closedPort(): Promise<number> {
-  const s = createServer().listen(0, '127.0.0.1');
-  await once(s, 'listening');
-  const { port } = s.address() as { port: number };
-  s.close();
-  await once(s, 'close');
-  return port;
-}
+/** Polls `check` every 50 ms until it holds (tests/helpers/processes.ts waitFor). */
+const until = (what: string, check: () => Promise<boolean>, timeoutMs: number) =>
+  waitFor(what, async () => ((await check()) ? true : undefined), timeoutMs, 50);
 
 describe('two API nodes sharing one Redis (RATE_LIMIT_REDIS_URL)', () => {
   const ns = `t-${randomBytes(4).toString('hex')}-`;
@@ -133,7 +119,7 @@ describe('two API nodes sharing one Redis (RATE_LIMIT_REDIS_URL)', () => {
     expect(before).toBeGreaterThanOrEqual(3); // a, b and c
     opened.splice(opened.indexOf(c), 1);
     await c.close();
-    await waitFor(async () => (await named()) === before - 1, 5_000, 'the closed node to leave CLIENT LIST');
+    await until('the closed node to leave CLIENT LIST', async () => (await named()) === before - 1, 5_000);
   });
 
   it('keeps a separate shared budget per client address', async () => {
@@ -171,7 +157,7 @@ describe('Redis unreachable: fail open', () => {
   it('starts within the connect bound and answers every request, logged and in /metrics', async () => {
     const log = capture();
     const started = Date.now();
-    const t = await node({ RATE_LIMIT_REDIS_URL: `redis://127.0.0.1:${await closedPort()}` }, log.logger);
+    const t = await node({ RATE_LIMIT_REDIS_URL: `redis://127.0.0.1:${await freePort()}` }, log.logger);
     expect(Date.now() - started).toBeLessThan(5_000);
     const ip = nextIp();
     for (let i = 0; i < 2 * MAX; i++) expect((await get(t, ip)).statusCode).toBe(200);
@@ -193,7 +179,8 @@ describe('Redis unreachable: fail open', () => {
           `redis-server not started (bash scripts/redis.sh start installs it): ${err?.message}`,
         );
       });
-      const ready = waitFor(
+      const ready = until(
+        'redis-server to accept connections',
         async () => {
           const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null });
           probe.on('error', () => {}); // a refused probe is expected while the server starts
@@ -205,7 +192,6 @@ describe('Redis unreachable: fail open', () => {
           return ok;
         },
         10_000,
-        'redis-server to accept connections',
       );
       await Promise.race([failed, ready]);
     };
@@ -215,7 +201,7 @@ describe('Redis unreachable: fail open', () => {
       await once(server, 'exit');
     };
     beforeAll(async () => {
-      port = await closedPort();
+      port = await freePort();
       await startRedis();
     });
     afterAll(stopRedis);
@@ -235,13 +221,13 @@ describe('Redis unreachable: fail open', () => {
       expect(await statuses(4)).toEqual([200, 200, 200, 429]);
 
       await stopRedis();
-      await waitFor(async () => (await metric(t, 'rate_limit_store_up')) === 0, 5_000, 'store_up 0');
+      await until('store_up 0', async () => (await metric(t, 'rate_limit_store_up')) === 0, 5_000);
       expect(await statuses(4)).toEqual([200, 200, 200, 200]);
       expect(log.messages().filter((m) => m.includes('unreachable'))).toHaveLength(1);
 
       // A fresh server has no counters: a new window starts when the client is reconnected.
       await startRedis();
-      await waitFor(async () => (await metric(t, 'rate_limit_store_up')) === 1, 10_000, 'store_up 1');
+      await until('store_up 1', async () => (await metric(t, 'rate_limit_store_up')) === 1, 10_000);
       expect(await statuses(4)).toEqual([200, 200, 200, 429]);
       expect(log.messages()).toContain('shared rate-limit store reachable again');
     });

@@ -7,7 +7,7 @@
 import type { Kafka } from 'kafkajs';
 import type { Config } from '../../lib/config.ts';
 import { DeadLetterError } from './errors.ts';
-import { type DeadLetter, readDeadLetters } from './read.ts';
+import { type DeadLetter, rangeHint, readDeadLetters } from './read.ts';
 import { DEAD_LETTER_TOPICS, deadLetterTopic } from './topics.ts';
 
 /** One record in a listing. */
@@ -118,13 +118,11 @@ export async function showDeadLetter(
   const t = deadLetterTopic(name);
   const log = await readDeadLetters(kafka, config, t);
   const d = log.records.find((x) => x.partition === partition && x.offset === offset);
-  if (!d) {
-    const r = log.ranges.find((x) => x.partition === partition);
+  if (!d)
     throw new DeadLetterError(
       'OFFSET_OUT_OF_RANGE',
-      `${log.topic} has no record at ${partition}:${offset} (${r ? `partition ${partition} holds offsets ${r.low} to ${r.high - 1n}` : `partitions: ${log.ranges.map((x) => x.partition).join(', ')}`})`,
+      `${log.topic} has no record at ${partition}:${offset} (${rangeHint(log.ranges, partition)})`,
     );
-  }
   let decoded: unknown = null;
   let decodeError: string | null = null;
   try {

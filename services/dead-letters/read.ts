@@ -70,6 +70,14 @@ export async function topicRanges(
   }
 }
 
+/** What `ranges` hold of `partition`, for a refusal's message: its offsets, or the partitions there are. */
+export function rangeHint(ranges: readonly PartitionRange[], partition: number): string {
+  const r = ranges.find((x) => x.partition === partition);
+  return r
+    ? `partition ${partition} holds offsets ${r.low} to ${r.high - 1n}`
+    : `partitions: ${ranges.map((x) => x.partition).join(', ')}`;
+}
+
 /** Every replay recorded in the ledger, by ledger key (an absent ledger topic is an empty ledger). */
 export async function readLedger(
   kafka: Kafka,

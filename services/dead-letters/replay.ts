@@ -16,7 +16,7 @@ import type { Config } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { ensureTopics, topicName } from '../../lib/topics.ts';
 import { DeadLetterError } from './errors.ts';
-import { type DeadLetter, ledgerKey, REPLAYED_SUBJECT, readDeadLetters } from './read.ts';
+import { type DeadLetter, ledgerKey, REPLAYED_SUBJECT, rangeHint, readDeadLetters } from './read.ts';
 import { deadLetterTopic } from './topics.ts';
 
 /** Which records to replay: `all`, or any mix of the others (a record must match each one given). */
@@ -107,7 +107,7 @@ export async function replayDeadLetters(opts: ReplayOptions): Promise<ReplayOutc
     if (!r || o.offset < r.low || o.offset >= r.high)
       throw new DeadLetterError(
         'OFFSET_OUT_OF_RANGE',
-        `${log.topic} ${o.partition}:${o.offset} is out of range (${r ? `partition ${o.partition} holds offsets ${r.low} to ${r.high - 1n}` : `partitions: ${log.ranges.map((x) => x.partition).join(', ')}`})`,
+        `${log.topic} ${o.partition}:${o.offset} is out of range (${rangeHint(log.ranges, o.partition)})`,
       );
   }
   const matched = log.records.filter(
@@ -121,11 +121,14 @@ export async function replayDeadLetters(opts: ReplayOptions): Promise<ReplayOutc
     throw new DeadLetterError('NOTHING_MATCHES', `no record of ${log.topic} matches ${describeSelection(s)}`);
 
   const pos = (d: DeadLetter): Position => ({ partition: d.partition, offset: String(d.offset) });
-  const already = matched.filter((d) => d.replays.length > 0 && !opts.force);
+  const already: DeadLetter[] = [];
   const undecodable: (Position & { reason: string })[] = [];
   const todo: DeadLetter[] = [];
   for (const d of matched) {
-    if (already.includes(d)) continue;
+    if (d.replays.length > 0 && !opts.force) {
+      already.push(d);
+      continue;
+    }
     try {
       dlq.decode(d.value);
       todo.push(d);

@@ -1,21 +1,63 @@
 /**
- * Helpers of the WebTransport e2e test. Browser side: open a session in the page the way a demo
- * page does (hash from the edge's `/cert-hash`, then `new WebTransport(url,
- * {serverCertificateHashes})`) and collect its datagrams in `window.got[name]`. Kept free of
- * tests/helpers so that `deno check` type-checks this folder on its own.
+ * Helpers of the WebTransport e2e tests. Process side: a fresh namespace with its topics, a
+ * development certificate and a producer (`createWtTestBed`), and the Deno edge as a child process
+ * (`startWtEdge`). Browser side: open a session in the page the way a demo page does (hash from
+ * the edge's `/cert-hash`, then `new WebTransport(url, {serverCertificateHashes})`) and collect its
+ * datagrams in `window.got[name]`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import type { Producer } from 'kafkajs';
 import type { Page } from 'playwright-core';
-import { DENO_BIN, waitFor as pollUntil, WT_EDGE_ARGS } from '../../tests/helpers/processes.ts';
+import { type Config, loadConfig } from '../../lib/config.ts';
+import { createKafka } from '../../lib/kafka.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { ensureTopics, topicName } from '../../lib/topics.ts';
+import {
+  devCertDir,
+  waitFor as pollUntil,
+  startWebTransportEdge,
+  uniqueId,
+} from '../../tests/helpers/processes.ts';
 
-/** Repository root. */
-export const ROOT = resolve(import.meta.dirname as string, '..', '..');
+/** What a WebTransport e2e test runs its edge against; `close()` undoes all of it. */
+export interface WtTestBed {
+  /** TOPIC_NAMESPACE of this test file (give it to the edge). */
+  readonly ns: string;
+  readonly config: Config;
+  /** WT_DEV_CERT_DIR holding a fresh development certificate. */
+  readonly certDir: string;
+  /** Connected to the broker; appends to this namespace's topics. */
+  readonly producer: Producer;
+  /** Disconnects, deletes the `rounds` and `auth-keys` topics, removes the certificate. */
+  close(): Promise<void>;
+}
 
-/** `prefix` plus 8 random hex characters, for topic namespaces. */
-export function uniqueId(prefix: string): string {
-  return `${prefix}${randomBytes(4).toString('hex')}`;
+/** A fresh namespace (`<prefix><random>-`) with its `rounds` and `auth-keys` topics and a certificate. */
+export async function createWtTestBed(prefix: string): Promise<WtTestBed> {
+  const ns = `${uniqueId(prefix)}-`;
+  const config = loadConfig(process.env, { TOPIC_NAMESPACE: ns });
+  const certDir = devCertDir(`${prefix}cert-`);
+  const kafka = createKafka(config, `${prefix}e2e`, createLogger(`${prefix}e2e`, 'warn'));
+  const admin = kafka.admin();
+  await admin.connect();
+  await ensureTopics(admin, config, ['rounds', 'authKeys']);
+  const producer = kafka.producer();
+  await producer.connect();
+  return {
+    ns,
+    config,
+    certDir,
+    producer,
+    async close() {
+      await producer.disconnect();
+      await admin
+        .deleteTopics({ topics: [topicName(config, 'rounds'), topicName(config, 'authKeys')] })
+        .catch(() => {});
+      await admin.disconnect();
+      rmSync(certDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The Deno edge as a child process. */
@@ -31,19 +73,10 @@ export interface WtEdgeProcess {
   kill(): Promise<void>;
 }
 
-/** Starts services/edge-webtransport/main.ts under Deno on free ports with `env` added. */
+/** Starts services/edge-webtransport/main.ts under Deno (tests/helpers) on free ports with `env` added. */
 export function startWtEdge(env: Record<string, string>): WtEdgeProcess {
-  const child = spawn(DENO_BIN, [...WT_EDGE_ARGS], {
-    cwd: ROOT,
-    env: { ...process.env, WT_PORT: '0', WT_HTTP_PORT: '0', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const onData = (d: Buffer) => {
-    out += d.toString();
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
+  const service = startWebTransportEdge({ WT_PORT: '0', WT_HTTP_PORT: '0', ...env });
+  const { child } = service;
   const exited = new Promise<number | string | null>((res) =>
     child.once('exit', (code, sig) => res(code ?? sig)),
   );
@@ -51,19 +84,19 @@ export function startWtEdge(env: Record<string, string>): WtEdgeProcess {
     waitFor(
       'the WebTransport edge to start',
       () => {
-        const line = parseLogLines(out).find((l) => l.msg === 'webtransport edge started');
+        const line = parseLogLines(service.output()).find((l) => l.msg === 'webtransport edge started');
         return line && { quicPort: line.quicPort ?? 0, httpPort: line.httpPort ?? 0 };
       },
       60_000,
     ),
     exited.then((code) => {
-      throw new Error(`the WebTransport edge exited (${code}) before starting:\n${out}`);
+      throw new Error(`the WebTransport edge exited (${code}) before starting:\n${service.output()}`);
     }),
   ]);
   started.catch(() => {}); // reported to whoever awaits it
   return {
     child,
-    output: () => out,
+    output: service.output,
     started,
     exited,
     async kill() {

@@ -5,41 +5,37 @@
  * before any session (the browser sees the handshake fail; the status is read from the edge's
  * log and metrics); shutdown ends open sessions with code 1001.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Admin, Producer } from 'kafkajs';
+import type { Producer } from 'kafkajs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syntheticRound } from '../../bench/lib.ts';
 import { appendKeyEvent } from '../../lib/auth/key-events.ts';
-import { type Config, loadConfig } from '../../lib/config.ts';
-import { createKafka } from '../../lib/kafka.ts';
-import { createLogger } from '../../lib/logger.ts';
+import type { Config } from '../../lib/config.ts';
 import { encodeRound, type RoundFinished, toStreamForm } from '../../lib/rounds.ts';
-import { ensureTopics, topicName } from '../../lib/topics.ts';
+import { topicName } from '../../lib/topics.ts';
 import { type TestKey, testKey } from '../edge/auth-test-support.ts';
 import { redactToken } from './route.ts';
 import {
   BROWSER_ARGS,
   CHROMIUM,
   closeSession,
+  createWtTestBed,
   openSession,
   parseLogLines,
-  ROOT,
   readMetric,
   receivedRounds,
   startWtEdge,
   tryOpen,
-  uniqueId,
   type WtEdgeProcess,
+  type WtTestBed,
   waitFor,
 } from './test-support.ts';
 
+let bed: WtTestBed;
 let config: Config;
-let admin: Admin;
 let producer: Producer;
 let certDir: string;
 let edge: WtEdgeProcess;
@@ -84,18 +80,8 @@ async function closeAndWait(name: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  const ns = `${uniqueId('t-wt-')}-`;
-  config = loadConfig(process.env, { TOPIC_NAMESPACE: ns });
-  certDir = mkdtempSync(join(tmpdir(), 'wt-cert-'));
-  execFileSync('bash', [join(ROOT, 'scripts/dev-cert.sh')], {
-    env: { ...process.env, WT_DEV_CERT_DIR: certDir },
-  });
-  const kafka = createKafka(config, 'wt-e2e', createLogger('wt-e2e', 'warn'));
-  admin = kafka.admin();
-  await admin.connect();
-  await ensureTopics(admin, config, ['rounds', 'authKeys']);
-  producer = kafka.producer();
-  await producer.connect();
+  bed = await createWtTestBed('t-wt-');
+  ({ config, producer, certDir } = bed);
   for (const k of [streamAll, streamGame, revoked]) {
     await appendKeyEvent(producer, config, { type: 'KeyCreated', value: k.event });
   }
@@ -105,7 +91,7 @@ beforeAll(async () => {
   });
 
   edge = startWtEdge({
-    TOPIC_NAMESPACE: ns,
+    TOPIC_NAMESPACE: bed.ns,
     WT_DEV_CERT_DIR: certDir,
     EDGE_DRAIN_MS: '200',
     // One session at a time, so the limit's refusal is testable; the tests close each session.
@@ -125,12 +111,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await edge?.kill();
-  await producer?.disconnect();
-  await admin
-    ?.deleteTopics({ topics: [topicName(config, 'rounds'), topicName(config, 'authKeys')] })
-    .catch(() => {});
-  await admin?.disconnect();
-  rmSync(certDir, { recursive: true, force: true });
+  await bed?.close();
 });
 
 describe('WebTransport edge (Deno) with headless Chromium', () => {

@@ -78,8 +78,6 @@ export class FanOutHub {
   private readonly byType = new Map<GameType, Set<Subscription>>();
   private readonly all = new Set<Subscription>();
   private readonly latestByGame = new Map<GameSlug, Delivery>();
-  /** Deliveries made since start, per transport label (metrics read it). */
-  deliveries = 0;
 
   /** Adds `sub`; the returned function removes it (idempotent). */
   subscribe(sub: Subscription): () => void {
@@ -118,10 +116,7 @@ export class FanOutHub {
       if (s) targets.push(s);
     }
     for (const set of targets) {
-      for (const sub of set) {
-        sub.deliver(d);
-        this.deliveries++;
-      }
+      for (const sub of set) sub.deliver(d);
     }
     return true;
   }

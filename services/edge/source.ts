@@ -158,8 +158,8 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
             if (!round) continue;
             hub.publish(new Delivery(round, appendTime(m.timestamp), batch.partition, BigInt(m.offset)));
           }
-          const last = batch.messages.at(-1);
-          if (last) l.position(topic, batch.partition, BigInt(last.offset) + 1n);
+          const position = next.get(batch.partition);
+          if (position !== undefined) l.position(topic, batch.partition, position);
         },
       });
       log.info({ topic, marks: Object.fromEntries([...marks].map(([p, o]) => [p, String(o)])) }, 'live');

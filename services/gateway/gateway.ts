@@ -24,7 +24,7 @@ import type { Config } from '../../lib/config.ts';
 import { observeHttpRequests } from '../../lib/http-metrics.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { type OpsServer, startOpsServer } from '../../lib/ops-http.ts';
-import { createGatewayMetrics, type GatewayMetrics, gatewayReadiness } from './ops.ts';
+import { createGatewayMetrics, gatewayReadiness } from './ops.ts';
 import { createWsTunnel, type WsTunnel } from './ws-tunnel.ts';
 
 export interface GatewayDeps {
@@ -35,7 +35,6 @@ export interface GatewayDeps {
 export interface Gateway {
   readonly app: FastifyInstance;
   readonly tunnel: WsTunnel;
-  readonly metrics: GatewayMetrics;
   /** Listening port, once started. */
   readonly port: number;
   /** Port of /health, /ready, /metrics, once started. */
@@ -121,7 +120,6 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   return {
     app,
     tunnel,
-    metrics,
     get port() {
       return listening;
     },

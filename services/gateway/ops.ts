@@ -5,7 +5,7 @@
  *
  * - /health: the process runs.
  * - /ready: 200 when the proxy listens and the API upstream, which serves the pages and every path
- *   not routed elsewhere, answers its /health within `probeTimeoutMs`; the edges' answers are in
+ *   not routed elsewhere, answers its /health within `PROBE_TIMEOUT_MS`; the edges' answers are in
  *   the body only, since the pages still load without them.
  * - /metrics: `service="gateway"` process metrics, `http_request_duration_seconds` of proxied
  *   requests, open WebSocket tunnels and upstream failures.
@@ -14,6 +14,9 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Config } from '../../lib/config.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
 import type { Readiness } from '../../lib/ops-http.ts';
+
+/** How long /ready waits for each upstream's /health, ms. */
+const PROBE_TIMEOUT_MS = 1000;
 
 export interface GatewayMetrics {
   readonly registry: Registry;
@@ -60,11 +63,10 @@ async function probe(origin: string, timeoutMs: number): Promise<string> {
 export function gatewayReadiness(
   upstreams: Config['gateway']['upstreams'],
   listening: () => boolean,
-  probeTimeoutMs = 1000,
 ): () => Promise<Readiness> {
   return async () => {
     const [api, edgeHttp, wtHttp] = await Promise.all(
-      [upstreams.api, upstreams.edgeHttp, upstreams.wtHttp].map((u) => probe(u, probeTimeoutMs)),
+      [upstreams.api, upstreams.edgeHttp, upstreams.wtHttp].map((u) => probe(u, PROBE_TIMEOUT_MS)),
     );
     return {
       ready: listening() && api === 'ok',

@@ -14,28 +14,14 @@ import type { Sql } from '../../lib/db.ts';
 import { toDecimalString } from '../../lib/wallet/money.ts';
 import { errorBody, SandboxError } from './errors.ts';
 import { type FaultInjector, faultRulesSchema } from './faults.ts';
-
-function parseRules(raw: unknown) {
-  let v: unknown;
-  try {
-    v = JSON.parse(typeof raw === 'string' ? raw : '');
-  } catch {
-    throw new SandboxError('BAD_REQUEST', 'body is not valid JSON');
-  }
-  const r = faultRulesSchema.safeParse(v);
-  if (!r.success) {
-    const lines = r.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
-    throw new SandboxError('BAD_REQUEST', `invalid fault rules: ${lines.join('; ')}`);
-  }
-  return r.data;
-}
+import { check, parseJson } from './wire.ts';
 
 /** Registers /_sandbox/* on `app`. */
 export function registerAdmin(app: FastifyInstance, deps: { sql: Sql; faults: FaultInjector }): void {
   const { sql, faults } = deps;
   app.get('/_sandbox/faults', async () => ({ rules: faults.list() }));
   app.put('/_sandbox/faults', async (request) => {
-    faults.set(parseRules(request.body));
+    faults.set(check(faultRulesSchema, parseJson(request.body), 'fault rules'));
     return { rules: faults.list() };
   });
   app.delete('/_sandbox/faults', async () => {

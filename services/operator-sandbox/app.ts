@@ -11,6 +11,7 @@ import type { Config } from '../../lib/config.ts';
 import { createSql, type Sql } from '../../lib/db.ts';
 import { metricsRoute, observeHttpRequests } from '../../lib/http-metrics.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { checkDatabase } from '../api/health/routes.ts';
 import { registerAdmin } from './admin.ts';
 import { registerCallbacks } from './callbacks.ts';
 import { errorBody, replyForError } from './errors.ts';
@@ -82,20 +83,8 @@ export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyIn
 
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        sql`select 1`,
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
-        }),
-      ]);
-      return { status: 'ready' };
-    } catch {
-      return reply.code(503).send({ status: 'unavailable', reason: 'ledger database unreachable' });
-    } finally {
-      clearTimeout(timer);
-    }
+    if ((await checkDatabase(sql, READY_TIMEOUT_MS)).ok) return { status: 'ready' };
+    return reply.code(503).send({ status: 'unavailable', reason: 'ledger database unreachable' });
   });
   metricsRoute(app, metrics.register);
   return app;

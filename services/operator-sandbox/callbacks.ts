@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Webhook } from 'standardwebhooks';
 import type { Sql } from '../../lib/db.ts';
+import { FORM_B_REWARDS_PATH, FORM_B_ROLLBACK_PATH } from '../wallet-saga/bodies.ts';
 import { errorBody, replyForError, SandboxError } from './errors.ts';
 import type { Fault, FaultInjector } from './faults.ts';
 import { applyMovement, readBalance } from './ledger.ts';
@@ -25,13 +26,22 @@ export interface CallbackDeps {
   readonly closing: AbortSignal;
 }
 
+/** The sandbox's form-A paths, as register.ts writes them into its `operators` row. */
+export const FORM_A_PATHS = {
+  bet: '/wallet/bet',
+  win: '/wallet/win',
+  balance: '/wallet/balance',
+  rollback: '/wallet/rollback',
+} as const satisfies Record<CallbackKind, string>;
+
 const ROUTES: readonly { method: 'POST' | 'GET'; url: string; kind: CallbackKind; form: Form }[] = [
-  { method: 'POST', url: '/wallet/bet', kind: 'bet', form: 'A' },
-  { method: 'POST', url: '/wallet/win', kind: 'win', form: 'A' },
-  { method: 'POST', url: '/wallet/balance', kind: 'balance', form: 'A' },
-  { method: 'POST', url: '/wallet/rollback', kind: 'rollback', form: 'A' },
-  { method: 'GET', url: '/webhooks/platform/rewards', kind: 'win', form: 'B' },
-  { method: 'GET', url: '/webhooks/platform/rollback', kind: 'rollback', form: 'B' },
+  { method: 'POST', url: FORM_A_PATHS.bet, kind: 'bet', form: 'A' },
+  { method: 'POST', url: FORM_A_PATHS.win, kind: 'win', form: 'A' },
+  { method: 'POST', url: FORM_A_PATHS.balance, kind: 'balance', form: 'A' },
+  { method: 'POST', url: FORM_A_PATHS.rollback, kind: 'rollback', form: 'A' },
+  // Form B's fixed paths, as the saga sends them (services/wallet-saga/bodies.ts).
+  { method: 'GET', url: FORM_B_REWARDS_PATH, kind: 'win', form: 'B' },
+  { method: 'GET', url: FORM_B_ROLLBACK_PATH, kind: 'rollback', form: 'B' },
 ];
 
 /** Broken JSON for the `malformed` fault: a 200 whose body a client cannot parse. */

@@ -15,7 +15,8 @@ import type { Config } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { newOperatorToken, sha256 } from '../api/access/secrets.ts';
-import type { RetryPolicy } from '../wallet-saga/retry-policy.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../wallet-saga/retry-policy.ts';
+import { FORM_A_PATHS } from './callbacks.ts';
 import { resolveSigningSecret } from './secret.ts';
 
 /** Id of the default operator. */
@@ -23,14 +24,6 @@ export const SANDBOX_OPERATOR_ID = 'opr_sandbox';
 
 /** Callback timeout of the registered operator, ms (the saga's default, issue 5 "default 10 s"). */
 export const SANDBOX_TIMEOUT_MS = 10_000;
-
-/** Retry policy of the registered operator: the saga's published default (retry-policy.ts). */
-export const SANDBOX_RETRY_POLICY: RetryPolicy = {
-  retries: 10,
-  minTimeoutMs: 500,
-  maxTimeoutMs: 60_000,
-  factor: 2,
-};
 
 /** What the registration leaves in BOTS_OPERATOR_FILE. */
 export interface SandboxOperator {
@@ -74,7 +67,8 @@ export async function registerSandboxOperator(
   const secret = await resolveSigningSecret(config.sandbox, logger);
   const baseUrl = `http://${config.sandbox.host}:${config.sandbox.port}`;
   const timeoutMs = options.timeoutMs ?? SANDBOX_TIMEOUT_MS;
-  const policy = options.retryPolicy ?? SANDBOX_RETRY_POLICY;
+  // The saga's published default schedule (retry-policy.ts).
+  const policy = options.retryPolicy ?? DEFAULT_RETRY_POLICY;
   const [row] = await sql<{ token_hash: string }[]>`
     select token_hash from operators where operator_id = ${SANDBOX_OPERATOR_ID}`;
   const saved = await previousToken(config.bots.operatorFile);
@@ -82,8 +76,8 @@ export async function registerSandboxOperator(
   await sql`
     insert into operators (operator_id, name, token_hash, callback_form, base_url, bet_path, win_path,
                            balance_path, rollback_path, signing_secret, timeout_ms, retry_policy)
-    values (${SANDBOX_OPERATOR_ID}, 'Operator sandbox', ${sha256(token)}, 'A', ${baseUrl}, '/wallet/bet',
-            '/wallet/win', '/wallet/balance', '/wallet/rollback', ${secret}, ${timeoutMs},
+    values (${SANDBOX_OPERATOR_ID}, 'Operator sandbox', ${sha256(token)}, 'A', ${baseUrl}, ${FORM_A_PATHS.bet},
+            ${FORM_A_PATHS.win}, ${FORM_A_PATHS.balance}, ${FORM_A_PATHS.rollback}, ${secret}, ${timeoutMs},
             ${sql.json({ ...policy })})
     on conflict (operator_id) do update set
       token_hash = excluded.token_hash, base_url = excluded.base_url,

@@ -1,16 +1,21 @@
 /**
  * Test support for the sandbox's integration tests (not a test file): a sandbox on the real
  * Postgres in a schema of its own (`t_sbx_<random>`), a random signing secret, signed requests
- * through app.inject(), and callback bodies shaped as the issue-5 contract.
+ * through app.inject(), and callback bodies built by the wallet-saga's own builder (bodies.ts), so
+ * the sandbox is tested against exactly what the platform sends.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { Webhook } from 'standardwebhooks';
 import { type Config, loadConfig } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { migrate } from '../../lib/migrate.ts';
+import type { BetContext } from '../../lib/wallet/events.ts';
+import { buildRequest, type CallbackKind, type OperatorConfig } from '../wallet-saga/bodies.ts';
+import { signHeaders } from '../wallet-saga/http.ts';
+import { DEFAULT_RETRY_POLICY } from '../wallet-saga/retry-policy.ts';
 import { buildOperatorSandbox, createSandboxSql, SANDBOX_MIGRATIONS_DIR } from './app.ts';
+import { FORM_A_PATHS } from './callbacks.ts';
 
 export interface Reply {
   readonly status: number;
@@ -81,15 +86,10 @@ export async function startTestSandbox(
     logger: createLogger('sandbox-test', config.logLevel),
     ...(options.random ? { random: options.random } : {}),
   });
-  const headersFor = (payload: string, key: string, at: Date): Record<string, string> => {
-    const id = `test-${randomUUID()}`;
-    return {
-      'content-type': 'application/json',
-      'webhook-id': id,
-      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-      'webhook-signature': new Webhook(key).sign(id, at, payload),
-    };
-  };
+  const headersFor = (payload: string, key: string, at: Date): Record<string, string> => ({
+    'content-type': 'application/json',
+    ...signHeaders(`test-${randomUUID()}`, payload, key, at.getTime()),
+  });
   return {
     app,
     sql,
@@ -123,56 +123,65 @@ export async function startTestSandbox(
   };
 }
 
-const base = (user: string) => ({
-  user_id: user,
-  currency: 'USD',
-  provider: 'casino-platform',
-  game: 'crash',
-  round_id: '1000000000042',
-  mode: 'default',
-  count_register: 1,
-  session_token: 'sess-1',
+/** The operator the callback bodies are built for: only `form` shapes a body. */
+const operatorOf = (form: 'A' | 'B'): OperatorConfig => ({
+  operatorId: 'opr_test',
+  form,
+  baseUrl: 'http://sandbox.test',
+  betPath: FORM_A_PATHS.bet,
+  winPath: FORM_A_PATHS.win,
+  rollbackPath: FORM_A_PATHS.rollback,
+  signingSecret: '',
+  timeoutMs: 1_000,
+  retryPolicy: DEFAULT_RETRY_POLICY,
 });
+
+/**
+ * The body the wallet-saga sends (services/wallet-saga/bodies.ts buildRequest) for one callback of
+ * user `user`'s default-mode bet on crash round 1000000000042, with `amount` (major units) exactly
+ * as given, then `over`.
+ */
+function sagaBody(
+  form: 'A' | 'B',
+  kind: CallbackKind,
+  ids: { txId: number; betTxId: number },
+  amount: number,
+  user: string,
+  over: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const bet: BetContext = {
+    session_id: '00000000-0000-4000-8000-000000000001',
+    operator_id: 'opr_test',
+    user_id: user,
+    currency: 'USD',
+    game: 'crash',
+    round_id: 1_000_000_000_042,
+    amount_minor: Math.round(amount * 100),
+    mode: 'default',
+    bonus_code: null,
+    count_register: 1,
+    demo: false,
+  };
+  const job = { kind, ...ids, amountMinor: bet.amount_minor, bet };
+  const { body } = buildRequest(job, operatorOf(form), { sessionToken: 'sess-1', extraData: null });
+  return { ...body, amount, ...over };
+}
 
 /** Register Bet (form A POST /wallet/bet) body; amount in major units. */
-export const betBody = (id: number, amount: number, user = 'u1', over: Record<string, unknown> = {}) => ({
-  ...base(user),
-  amount,
-  provider_tx_id: id,
-  action: 'bet',
-  bonus_code: null,
-  extra_data: null,
-  ...over,
-});
+export const betBody = (id: number, amount: number, user = 'u1', over: Record<string, unknown> = {}) =>
+  sagaBody('A', 'bet', { txId: id, betTxId: id }, amount, user, over);
 
 /** Register Win (form A POST /wallet/win) body. */
-export const winABody = (id: number, betId: number, amount: number, user = 'u1') => ({
-  ...base(user),
-  amount,
-  provider_tx_id: id,
-  linked_tx_id: betId,
-  action: 'win',
-  agreggator: 'casino-platform',
-  bonus_code: null,
-});
+export const winABody = (id: number, betId: number, amount: number, user = 'u1') =>
+  sagaBody('A', 'win', { txId: id, betTxId: betId }, amount, user);
 
 /** Register Earnings (form B GET /webhooks/platform/rewards) body: string id, no linked_tx_id. */
-export const rewardsBody = (id: number, amount: number, user = 'u1', over: Record<string, unknown> = {}) => ({
-  ...base(user),
-  amount,
-  provider_tx_id: String(id),
-  action: 'win',
-  ...over,
-});
+export const rewardsBody = (id: number, amount: number, user = 'u1', over: Record<string, unknown> = {}) =>
+  sagaBody('B', 'win', { txId: id, betTxId: id }, amount, user, over);
 
 /** Rollback body: form A (POST /wallet/rollback) integer ids, form B (GET) string ids. */
-export const rollbackBody = (form: 'A' | 'B', id: number, betId: number, amount: number, user = 'u1') => ({
-  ...base(user),
-  amount,
-  provider_tx_id: form === 'A' ? id : String(id),
-  linked_tx_id: form === 'A' ? betId : String(betId),
-  action: 'rollback',
-});
+export const rollbackBody = (form: 'A' | 'B', id: number, betId: number, amount: number, user = 'u1') =>
+  sagaBody(form, 'rollback', { txId: id, betTxId: betId }, amount, user);
 
 /** Balance (POST /wallet/balance) body. */
 export const balanceBody = (user = 'u1', currency = 'USD') => ({

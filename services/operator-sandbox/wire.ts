@@ -90,25 +90,33 @@ export interface BalanceRequest {
   readonly sessionToken: string;
 }
 
-/** Parses a raw body as JSON. @throws SandboxError BAD_REQUEST when it is not a JSON object. */
-export function parseJsonObject(raw: unknown): Record<string, unknown> {
-  let v: unknown;
+/** Parses a raw (string) body as JSON. @throws SandboxError BAD_REQUEST when it is not valid JSON. */
+export function parseJson(raw: unknown): unknown {
   try {
-    v = JSON.parse(typeof raw === 'string' ? raw : '');
+    return JSON.parse(typeof raw === 'string' ? raw : '');
   } catch {
     throw new SandboxError('BAD_REQUEST', 'body is not valid JSON');
   }
+}
+
+/** Parses a raw body as JSON. @throws SandboxError BAD_REQUEST when it is not a JSON object. */
+export function parseJsonObject(raw: unknown): Record<string, unknown> {
+  const v = parseJson(raw);
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
     throw new SandboxError('BAD_REQUEST', 'body must be a JSON object');
   }
   return v as Record<string, unknown>;
 }
 
-function check<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+/**
+ * Validates `body` with `schema`.
+ * @throws SandboxError BAD_REQUEST `invalid <what>: <path>: <rule>; …` naming every offending field.
+ */
+export function check<S extends z.ZodType>(schema: S, body: unknown, what = 'callback body'): z.infer<S> {
   const r = schema.safeParse(body);
   if (r.success) return r.data;
   const lines = r.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
-  throw new SandboxError('BAD_REQUEST', `invalid callback body: ${lines.join('; ')}`);
+  throw new SandboxError('BAD_REQUEST', `invalid ${what}: ${lines.join('; ')}`);
 }
 
 /** JSON with object keys sorted at every level, so key order never makes a replay look different. */

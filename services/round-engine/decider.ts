@@ -6,8 +6,7 @@
 import { type GameSlug, gameBySlug } from '../../lib/games.ts';
 import type { RoundFinished } from '../../lib/rounds.ts';
 import { FairnessInputError } from './errors.ts';
-import type { HashChain } from './fairness.ts';
-import { roundHmac } from './fairness.ts';
+import { buildChain, type HashChain, roundHmac } from './fairness.ts';
 import { rulesOf } from './games/index.ts';
 
 /** round_id = game_id * ROUND_ID_BASE + sequence (docs/decisions.md "Round ids"). */
@@ -33,6 +32,26 @@ export interface PendingRound {
 
 /** The hash chain of a game and epoch (memoised by the caller; building one costs N hashes). */
 export type ChainSource = (slug: GameSlug, epoch: number) => HashChain;
+
+/**
+ * The chains of `serverSeed` with `length` rounds per epoch (ROUND_CHAIN_LENGTH), each built once:
+ * keeps the newest two epochs asked for per game (the current one and the next), since a game's
+ * rounds only move forward.
+ */
+export function cachedChains(serverSeed: Uint8Array, length: number): ChainSource {
+  const cache = new Map<GameSlug, Map<number, HashChain>>();
+  return (slug, epoch) => {
+    const byEpoch = cache.get(slug) ?? new Map<number, HashChain>();
+    cache.set(slug, byEpoch);
+    let chain = byEpoch.get(epoch);
+    if (!chain) {
+      chain = buildChain(serverSeed, slug, epoch, length);
+      byEpoch.set(epoch, chain);
+      for (const e of byEpoch.keys()) if (e < epoch - 1) byEpoch.delete(e);
+    }
+    return chain;
+  };
+}
 
 /** State of a game with no rounds. */
 export function initialState(slug: GameSlug): GameState {

@@ -15,6 +15,7 @@ import { ensureTopics, topicName } from '../../lib/topics.ts';
 import { type Appender, createAppender } from './appender.ts';
 import {
   type ChainSource,
+  cachedChains,
   evolve,
   finish,
   type GameState,
@@ -22,7 +23,6 @@ import {
   nextRound,
   sequenceOf,
 } from './decider.ts';
-import { buildChain, type HashChain } from './fairness.ts';
 import { buildEngineHttp, type FairnessInfo } from './http.ts';
 import { recoverStates } from './log-tail.ts';
 import { createMetrics } from './metrics.ts';
@@ -65,22 +65,6 @@ export function buildRoundEngine(deps: RoundEngineDeps): RoundEngine {
   let chains: ChainSource | null = null;
   let running = false;
   let boundPort: number | undefined;
-
-  /** Keeps the chains of the current and the next epoch of each game (N hashes to build one). */
-  function chainSource(seed: Buffer): ChainSource {
-    const cache = new Map<GameSlug, Map<number, HashChain>>();
-    return (slug, epoch) => {
-      const byEpoch = cache.get(slug) ?? new Map<number, HashChain>();
-      cache.set(slug, byEpoch);
-      let chain = byEpoch.get(epoch);
-      if (!chain) {
-        chain = buildChain(seed, slug, epoch, config.engine.chainLength);
-        byEpoch.set(epoch, chain);
-        for (const e of byEpoch.keys()) if (e < epoch - 1) byEpoch.delete(e);
-      }
-      return chain;
-    };
-  }
 
   function fairness(): FairnessInfo[] {
     if (!chains) return [];
@@ -149,7 +133,7 @@ export function buildRoundEngine(deps: RoundEngineDeps): RoundEngine {
       }
       const started = clock();
       for (const [slug, s] of await recoverStates(kafka, topic, games, { logger })) states.set(slug, s);
-      chains = chainSource(seed);
+      chains = cachedChains(seed, config.engine.chainLength);
       const published = fairness();
       logger.info(
         { seedSource: source, recoveredInMs: clock() - started, speed: config.engine.speed, port: boundPort },

@@ -10,7 +10,7 @@ import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { migrateWhenReachable } from '../../lib/migrate.ts';
 import { ensureTopics } from '../../lib/topics.ts';
-import { startSettlementHttp } from './http.ts';
+import { startOpsServer } from '../../projections/ops-http.ts';
 import { buildSettlement } from './settlement.ts';
 
 const config = loadConfig();
@@ -28,7 +28,8 @@ try {
   await admin.disconnect();
   const settlement = buildSettlement({ config, kafka, sql, logger });
   await settlement.start();
-  const http = await startSettlementHttp(settlement, config.api.host, config.settlement.httpPort);
+  // /health, /ready (consumer in its group and last database write succeeded), /metrics.
+  const http = await startOpsServer(settlement, config.api.host, config.settlement.httpPort);
   logger.info({ port: http.port }, 'settlement listening');
   onShutdown(
     logger,

@@ -5,6 +5,8 @@
 import { Counter, type Registry } from 'prom-client';
 
 export interface SettlementMetrics {
+  /** The registry the counters are in. */
+  readonly registry: Registry;
   /** Events appended by settlement, by type and outcome (won/lost for BetSettled, else ''). */
   readonly appended: Counter<'type' | 'outcome'>;
   /** Records consumed, by topic and result (processed, skipped, undecodable). */
@@ -14,6 +16,7 @@ export interface SettlementMetrics {
 /** Registers the counters in `registry`. */
 export function createSettlementMetrics(registry: Registry): SettlementMetrics {
   return {
+    registry,
     appended: new Counter({
       name: 'settlement_events_appended_total',
       help: 'Events appended by settlement, by type and outcome',

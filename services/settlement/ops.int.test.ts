@@ -9,10 +9,10 @@ import { loadConfig } from '../../lib/config.ts';
 import { createSql, type Sql } from '../../lib/db.ts';
 import { createLogger } from '../../lib/logger.ts';
 import type { OpsServer } from '../../lib/ops-http.ts';
+import { startOpsServer } from '../../projections/ops-http.ts';
 import { TcpProxy } from '../../projections/test-support.ts';
 import { sampleSum, samplesOf, sampleValue } from '../../tests/helpers/metrics.ts';
 import { waitFor } from '../../tests/helpers/processes.ts';
-import { startSettlementHttp } from './http.ts';
 import { buildSettlement, type Settlement } from './settlement.ts';
 import { createWalletTestEnv, placed, round, T0, type WalletTestEnv } from './test-support.ts';
 
@@ -35,7 +35,7 @@ beforeAll(async () => {
   const config = loadConfig(process.env, { ...e.env, DATABASE_URL: db.toString() });
   sql = createSql(config, { max: 2 });
   settlement = buildSettlement({ config, kafka: e.kafka, sql, logger: createLogger('test', 'silent') });
-  ops = await startSettlementHttp(settlement, '127.0.0.1', 0);
+  ops = await startOpsServer(settlement, '127.0.0.1', 0);
 });
 
 afterAll(async () => {
@@ -57,13 +57,15 @@ describe('settlement ops endpoints', () => {
     await e.append(bet.value.bet, [bet]);
     await e.appendRounds([round('crash', 5, T0 + 1000, { game: 'crash', point: '3.00' })]);
     const partitions = e.config.kafka.partitions;
+    // The BetPlaced (and any event settlement appended and read back).
+    const processed = { topic: e.walletTopic, result: 'processed' };
+    // Lag reads 0 until the tracker sees the new high-water marks: wait for the record's processing too.
     const text = await waitFor('lag 0 on every partition of both topics', async () => {
       const t = await scrape();
       const s = samplesOf(t, 'kafka_consumer_lag', { consumer: 'settlement' });
-      return s.length === 2 * partitions && s.every((x) => x.value === 0) ? t : undefined;
+      const seen = sampleValue(t, 'settlement_records_total', processed) !== undefined;
+      return seen && s.length === 2 * partitions && s.every((x) => x.value === 0) ? t : undefined;
     });
-    // The BetPlaced (and any event settlement appended and read back).
-    const processed = { topic: e.walletTopic, result: 'processed' };
     expect(sampleValue(text, 'settlement_records_total', processed)).toBeGreaterThanOrEqual(1);
     expect(sampleValue(text, 'process_resident_memory_bytes', { service: 'settlement' })).toBeGreaterThan(0);
 

@@ -13,7 +13,7 @@
  * point neither loses nor doubles a BetSettled. One instance at a time; one batch at a time.
  */
 import type { EachBatchPayload, Kafka } from 'kafkajs';
-import type { Registry } from 'prom-client';
+import pRetry from 'p-retry';
 import type { Config } from '../../lib/config.ts';
 import { trackConsumerLag } from '../../lib/consumer-lag.ts';
 import type { Sql } from '../../lib/db.ts';
@@ -21,11 +21,11 @@ import type { Logger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
 import { decodeRound } from '../../lib/rounds.ts';
 import { topicName } from '../../lib/topics.ts';
-import { decodeWalletEvent, encodeEvent, type WalletEvent } from '../../lib/wallet/events.ts';
+import { decodeWalletEvent, type WalletEvent } from '../../lib/wallet/events.ts';
 import { readCheckpoints } from '../../projections/rounds/store.ts';
 import { settleRoundsBatch, settleWalletBatch } from './batch.ts';
 import type { FinishedRound } from './bet.ts';
-import { createSettlementMetrics } from './metrics.ts';
+import { createSettlementMetrics, type SettlementMetrics } from './metrics.ts';
 import { recoverOutbox } from './recovery.ts';
 import type { Emitted } from './step.ts';
 import { SETTLEMENT_PROJECTION } from './store.ts';
@@ -40,8 +40,6 @@ export interface SettlementDeps {
   readonly logger: Logger;
   /** Clock for the `at` of appended events (Unix ms); Date.now by default. */
   readonly now?: () => number;
-  /** Registry of the metrics (default: a new `service="settlement"` one with the process metrics). */
-  readonly registry?: Registry;
 }
 
 export interface Settlement {
@@ -52,7 +50,8 @@ export interface Settlement {
   /** Consumer in its group and last database call succeeded. */
   ready(): boolean;
   status(): { consumer: boolean; database: boolean };
-  readonly registry: Registry;
+  /** Counters in a `service="settlement"` registry with the process metrics and the consumer lag. */
+  readonly metrics: SettlementMetrics;
 }
 
 /** Builds the processor; nothing connects until `start()`. */
@@ -63,8 +62,8 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
   const roundsTopic = topicName(config, 'rounds');
   const groupId = config.settlement.group;
   const log = deps.logger.child({ component: 'settlement', groupId });
-  const registry = deps.registry ?? createServiceRegistry('settlement');
-  const { appended, records } = createSettlementMetrics(registry);
+  const metrics = createSettlementMetrics(createServiceRegistry('settlement'));
+  const { registry, appended, records } = metrics;
   const consumer = kafka.consumer({
     groupId,
     maxWaitTimeInMs: 500,
@@ -92,7 +91,8 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
   let assignment: Record<string, number[]> = {};
   let consumerUp = false;
   let dbUp = true;
-  let stopping = false;
+  /** Aborted by stop(): retries end and the batch in progress returns without committing. */
+  const stopping = new AbortController();
 
   async function align(assignment: Record<string, number[]>): Promise<boolean> {
     try {
@@ -152,23 +152,36 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
       : settleRoundsBatch(sql, key, decoded as FinishedRound[], next, now());
   }
 
-  /** Retries `f` with capped backoff until it succeeds or the processor stops (undefined). */
+  /**
+   * Retries `f` (p-retry) with backoff from 200 ms doubling to 3 s until it succeeds, heartbeating
+   * between attempts. @returns undefined when the processor stops first.
+   */
   async function retrying<T>(
     what: string,
     f: () => Promise<T>,
     heartbeat: () => Promise<void>,
   ): Promise<T | undefined> {
-    for (let attempt = 0; !stopping; attempt++) {
-      try {
-        return await f();
-      } catch (err) {
-        if (what !== 'append') dbUp = false;
-        log.warn({ err, attempt }, `${what} failed; retrying`);
-        await new Promise((r) => setTimeout(r, Math.min(3000, 200 * 2 ** attempt)));
-        await heartbeat().catch(() => {});
-      }
+    if (stopping.signal.aborted) return undefined; // p-retry watches only a signal not yet aborted
+    try {
+      return await pRetry(f, {
+        // `forever` keeps retrying at the capped delay once `retries` are used.
+        retries: 10,
+        forever: true,
+        minTimeout: 200,
+        maxTimeout: 3000,
+        factor: 2,
+        randomize: false,
+        signal: stopping.signal,
+        onFailedAttempt: async (err) => {
+          if (what !== 'append') dbUp = false;
+          log.warn({ err, attempt: err.attemptNumber }, `${what} failed; retrying`);
+          await heartbeat().catch(() => {});
+        },
+      });
+    } catch (err) {
+      if (stopping.signal.aborted) return undefined;
+      throw err;
     }
-    return undefined;
   }
 
   async function eachBatch(payload: EachBatchPayload): Promise<void> {
@@ -176,7 +189,7 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
     const { topic, partition } = batch;
     if (!(await alignment)) {
       // Postgres was away at the join: load the checkpoints again instead of waiting for a rebalance.
-      if (!stopping) alignment = align(assignment);
+      if (!stopping.signal.aborted) alignment = align(assignment);
       await new Promise((r) => setTimeout(r, 500));
       return;
     }
@@ -207,7 +220,7 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
     lag.position(topic, partition, next);
     records.inc({ topic, result: 'processed' }, fresh.length);
     if (emitted.length > 0) {
-      const messages = emitted.map((e) => ({ key: e.key, value: encodeEvent(e.event) }));
+      const messages = emitted.map((e) => ({ key: e.key, value: e.value }));
       const sent = await retrying(
         'append',
         () => producer.send({ topic: walletTopic, acks: -1, messages }),
@@ -244,7 +257,7 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
   });
 
   return {
-    registry,
+    metrics,
     async start() {
       await Promise.all([admin.connect(), producer.connect()]);
       await recoverOutbox({ sql, kafka, producer, walletTopic, log });
@@ -254,7 +267,7 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
       log.info('settlement started');
     },
     async stop() {
-      stopping = true;
+      stopping.abort(new Error('settlement stopping'));
       await consumer.disconnect();
       consumerUp = false;
       await Promise.allSettled([producer.disconnect(), admin.disconnect(), lag.stop()]);

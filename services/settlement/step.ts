@@ -3,17 +3,20 @@
  * rounds) applied to the loaded bet states, giving the changed states, the events to append and the
  * outbox entries the batch confirms (our own events read back from the log). No I/O; `now` is Unix ms.
  */
-import type { WalletEvent } from '../../lib/wallet/events.ts';
-import { walletKey } from '../../lib/wallet/events.ts';
+import { encodeEvent, type WalletEvent, walletKey } from '../../lib/wallet/events.ts';
 import { type BetState, betTxIdOf, decide, evolve, type FinishedRound } from './bet.ts';
 
 /** Key of a round in the maps below. */
 export const roundKey = (game: string, roundId: number): string => `${game}:${roundId}`;
 
-/** An event settlement appends, with its record key (walletKey of the bet). */
+/**
+ * An event settlement appends, with its record key (walletKey of the bet) and its encoding, made
+ * once here for both the outbox row and the append.
+ */
 export interface Emitted {
   readonly key: string;
   readonly event: WalletEvent;
+  readonly value: Buffer;
 }
 
 /** Identity of an appended event, to recognise it when it is read back. */
@@ -41,7 +44,7 @@ function settle(
   let s = state;
   for (const e of decide(s, round, now)) {
     s = evolve(s, e) as BetState;
-    emitted.push({ key: walletKey(s.placed.bet), event: e });
+    emitted.push({ key: walletKey(s.placed.bet), event: e, value: encodeEvent(e) });
   }
   return s;
 }

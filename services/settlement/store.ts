@@ -6,7 +6,6 @@
  */
 import type { Sql } from '../../lib/db.ts';
 import type { RoundResult } from '../../lib/rounds.ts';
-import { encodeEvent } from '../../lib/wallet/events.ts';
 import { type CheckpointKey, checkpointUpsert } from '../../projections/rounds/store.ts';
 import type { BetState, FinishedRound } from './bet.ts';
 import { type Emitted, type OutboxId, roundKey } from './step.ts';
@@ -115,7 +114,7 @@ export async function writeBatch(
         ${out.map((e) => e.event.type)}::text[],
         ${out.map((e) => String(e.event.value.tx_id))}::bigint[],
         ${out.map((e) => e.key)}::text[],
-        ${out.map((e) => encodeEvent(e.event).toString('hex'))}::text[]
+        ${out.map((e) => e.value.toString('hex'))}::text[]
       ) as t(type, tx_id, key, value)
       on conflict do nothing
       returning 1

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { type GameSlug, gameBySlug } from '../../lib/games.ts';
 import { readRange } from '../../lib/kafka.ts';
-import { encodeRound, type RoundFinished, type RoundResult } from '../../lib/rounds.ts';
+import type { RoundFinished, RoundResult } from '../../lib/rounds.ts';
 import { ensureTopics, topicName } from '../../lib/topics.ts';
 import {
   appendWalletEvents,
@@ -15,24 +15,13 @@ import {
   type WalletEvent,
   walletKey,
 } from '../../lib/wallet/events.ts';
-import { createTestEnv, type TestEnv } from '../../projections/test-support.ts';
+import { createTestEnv, roundMessage, sampleRound, type TestEnv } from '../../projections/test-support.ts';
 
 export const T0 = Date.UTC(2026, 5, 1);
 
-/** A round of `game` with sequence `seq` (round_id = game_id·10¹² + seq). */
+/** A round of `game` with sequence `seq` (round_id = game_id·10¹² + seq), `result` and no proof. */
 export function round(game: GameSlug, seq: number, finishedAt: number, result: RoundResult): RoundFinished {
-  const info = gameBySlug(game);
-  if (!info) throw new Error(`unknown game ${game}`);
-  return {
-    type: 'RoundFinished',
-    round_id: info.id * 1_000_000_000_000 + seq,
-    game_id: info.id,
-    game_slug: info.slug,
-    game_type: info.type,
-    finished_at: finishedAt,
-    result,
-    proof: null,
-  };
+  return { ...sampleRound(game, seq, finishedAt), result, proof: null };
 }
 
 const SELECTION: Record<GameSlug, BetPlaced['selection']> = {
@@ -115,6 +104,7 @@ export async function createWalletTestEnv(
   overrides: Record<string, string> = {},
 ): Promise<WalletTestEnv> {
   const id = randomBytes(4).toString('hex');
+  // base.env holds these settings too, for child processes.
   const base = await createTestEnv(name, { SETTLEMENT_GROUP: `t-${name}-${id}-settlement`, ...overrides });
   const admin = base.kafka.admin();
   await admin.connect();
@@ -123,30 +113,23 @@ export async function createWalletTestEnv(
   const walletTopic = topicName(base.config, 'walletTransactions');
   return {
     ...base,
-    env: { ...base.env, SETTLEMENT_GROUP: `t-${name}-${id}-settlement`, ...overrides },
     walletTopic,
     append: (bet, events) => appendWalletEvents(base.producer, base.config, walletKey(bet), events),
     async appendRounds(rounds) {
       await base.producer.send({
         topic: base.topic,
         acks: -1,
-        messages: rounds.map((r) => ({ key: r.game_slug, value: encodeRound(r) })),
+        messages: rounds.map(roundMessage),
       });
     },
     async readWallet() {
-      const out: { p: number; o: bigint; e: WalletEvent }[] = [];
+      const out: WalletEvent[] = [];
       const from = new Map(Array.from({ length: base.config.kafka.partitions }, (_, p) => [p, 0n]));
       await readRange(base.kafka, walletTopic, from, (r) => {
-        out.push({ p: r.partition, o: BigInt(r.offset), e: decodeWalletEvent(r.message.value) });
+        out.push(decodeWalletEvent(r.message.value));
       });
-      return out.map((x) => x.e);
+      return out;
     },
-    async close() {
-      const a = base.kafka.admin();
-      await a.connect();
-      await a.deleteTopics({ topics: [walletTopic] }).catch(() => {});
-      await a.disconnect();
-      await base.close();
-    },
+    // base.close() deletes wallet-transactions with the namespace's other topics.
   };
 }

@@ -74,7 +74,8 @@ export function buildRequest(job: CallbackJob, op: OperatorConfig, session: Sess
   };
   const round = String(b.round_id);
   const webhookId = `${job.kind}-${job.txId}`;
-  const url = (path: string) => `${op.baseUrl.replace(/\/+$/, '')}${path.startsWith('/') ? '' : '/'}${path}`;
+  // baseUrl comes without a trailing slash (OperatorConfig; directory.ts strips it once per row).
+  const url = (path: string) => `${op.baseUrl}${path.startsWith('/') ? '' : '/'}${path}`;
   if (job.kind === 'bet') {
     const body = {
       ...common,

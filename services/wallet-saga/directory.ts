@@ -31,7 +31,7 @@ interface OperatorRow {
 }
 
 /** Maps a row to the configuration. @throws RetryPolicyError for an unusable retry_policy. */
-export function operatorFromRow(row: OperatorRow): OperatorConfig {
+function operatorFromRow(row: OperatorRow): OperatorConfig {
   return {
     operatorId: row.operator_id,
     form: row.callback_form,

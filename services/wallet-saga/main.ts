@@ -12,7 +12,7 @@ import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { migrateWhenReachable } from '../../lib/migrate.ts';
 import { ensureTopics } from '../../lib/topics.ts';
-import { startSagaOpsServer } from './ops-http.ts';
+import { startOpsServer } from '../../projections/ops-http.ts';
 import { buildWalletSaga } from './saga.ts';
 
 const config = loadConfig();
@@ -37,7 +37,8 @@ try {
     onFatal: () => process.exit(1),
   });
   await saga.start();
-  const ops = await startSagaOpsServer(saga, config.api.host, config.walletSaga.httpPort);
+  // /health, /ready (in the consumer group and not failed), /metrics.
+  const ops = await startOpsServer(saga, config.api.host, config.walletSaga.httpPort);
   logger.info({ port: ops.port }, 'wallet saga listening');
 
   onShutdown(

@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/logger.ts';
+import { startOpsServer } from '../../projections/ops-http.ts';
 import { samplesOf, sampleValue } from '../../tests/helpers/metrics.ts';
 import { waitFor } from '../../tests/helpers/processes.ts';
-import { startSagaOpsServer } from './ops-http.ts';
 import { replayParked } from './replay.ts';
 import { buildWalletSaga, type WalletSaga } from './saga.ts';
 import {
@@ -200,8 +200,8 @@ describe('wallet saga', () => {
   });
 
   it('serves /health, /ready and /metrics: callbacks, retries, parked, consumer lag', async () => {
-    const ops = await startSagaOpsServer(saga, '127.0.0.1', 0);
-    const idle = startSagaOpsServer(
+    const ops = await startOpsServer(saga, '127.0.0.1', 0);
+    const idle = startOpsServer(
       buildWalletSaga({
         config: env.config,
         kafka: env.kafka,

@@ -24,7 +24,7 @@ import { topicName } from '../../lib/topics.ts';
 import { decodeWalletEvent } from '../../lib/wallet/events.ts';
 import type { CallbackJob } from './bodies.ts';
 import { createDirectory, type Directory } from './directory.ts';
-import { executeJob } from './executor.ts';
+import { type ExecutorDeps, executeJob } from './executor.ts';
 import { type CallbackClient, createCallbackClient } from './http.ts';
 import { createSagaMetrics, type SagaMetrics } from './metrics.ts';
 import { jobKey, planJob } from './plan.ts';
@@ -150,26 +150,23 @@ export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
     },
   });
 
+  // One set of executor dependencies for every record (this runs per admitted record).
+  const executor: ExecutorDeps = {
+    config,
+    producer,
+    directory,
+    client,
+    metrics,
+    logger: log,
+    now,
+    random: deps.random ?? Math.random,
+    signal: abort.signal,
+  };
   const run = (
     job: CallbackJob,
     partition: number,
     m: { offset: string; key: Buffer | null; value: Buffer | null },
-  ) =>
-    executeJob(
-      {
-        config,
-        producer,
-        directory,
-        client,
-        metrics,
-        logger: log,
-        now,
-        random: deps.random ?? Math.random,
-        signal: abort.signal,
-      },
-      job,
-      { topic, partition, offset: m.offset, key: m.key, value: m.value },
-    );
+  ) => executeJob(executor, job, { topic, partition, offset: m.offset, key: m.key, value: m.value });
 
   return {
     metrics,

@@ -7,7 +7,6 @@
  * Everything runs in its own topic namespace, database schema, consumer groups, certificate
  * directory and free ports, and `stop()` removes what `startStack()` made.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,11 +16,12 @@ import { createKafka } from '../../lib/kafka.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/topics.ts';
 import {
+  devCertDir,
   freePort,
-  ROOT,
   type Service,
   startService,
   startWebTransportEdge,
+  statusOf,
   uniqueId,
   waitFor,
 } from '../helpers/processes.ts';
@@ -52,11 +52,7 @@ export interface StackWithWallet extends Stack {
   readonly wallet: WalletStack;
 }
 
-async function ok(url: string): Promise<true | undefined> {
-  const res = await fetch(url);
-  await res.body?.cancel();
-  return res.ok ? true : undefined;
-}
+const ok = async (url: string): Promise<boolean> => (await statusOf(url)) === 200;
 
 export interface StackOptions {
   /** ROUND_SPEED of the round engine (default 20). */
@@ -95,11 +91,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   await ensureTopics(admin, config);
   await admin.disconnect();
 
-  const certDir = mkdtempSync(join(tmpdir(), 'browser-e2e-cert-'));
-  execFileSync('bash', [join(ROOT, 'scripts/dev-cert.sh')], {
-    env: { ...process.env, WT_DEV_CERT_DIR: certDir },
-    stdio: 'ignore',
-  });
+  const certDir = devCertDir('browser-e2e-cert-');
   const taken = new Set<number>();
   const port = async (): Promise<number> => {
     for (;;) {

@@ -4,7 +4,6 @@
  * namespace and schema, the sandbox's registration as the operator, and what tests read back
  * (operator bearer, sandbox URL, read models, reconciliation with the sandbox ledger).
  */
-import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Config, loadConfig } from '../../lib/config.ts';
 import { createSql, type Sql } from '../../lib/db.ts';
@@ -12,6 +11,7 @@ import { createKafka, partitionOffsets, readRange } from '../../lib/kafka.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { topicName } from '../../lib/topics.ts';
 import { decodeWalletEvent, type WalletEvent } from '../../lib/wallet/events.ts';
+import { newSigningSecret } from '../../services/api/access/secrets.ts';
 import { type ReconcileReport, reconcile } from '../../services/operator-sandbox/reconcile.ts';
 import { registerSandboxOperator } from '../../services/operator-sandbox/register.ts';
 import type { RetryPolicy } from '../../services/wallet-saga/retry-policy.ts';
@@ -74,7 +74,7 @@ export function walletEnv(
       SANDBOX_HOST: '127.0.0.1',
       SANDBOX_PORT: String(ports.sandbox),
       SANDBOX_DB_SCHEMA: `${schema}_sbx`,
-      SANDBOX_SIGNING_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+      SANDBOX_SIGNING_SECRET: newSigningSecret(),
       SANDBOX_SECRET_FILE: `${tmp}/signing-secret`,
       BOTS_OPERATOR_FILE: `${tmp}/operator.json`,
       WALLET_SAGA_HTTP_PORT: String(ports.saga),

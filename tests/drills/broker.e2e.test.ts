@@ -6,8 +6,8 @@
  * miss and repeat nothing, and the read model holds every round of the log exactly once. The shared
  * broker is never touched; the database is the shared one, in a schema of its own.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gamesOfType } from '../../lib/games.ts';
 import { topicName } from '../../lib/topics.ts';
 import {
   createDrillEnv,
@@ -15,22 +15,18 @@ import {
   logGaps,
   recordCount,
   roundsInLog,
-  statusOf,
+  roundsPerGame,
 } from '../helpers/drill.ts';
+import { sampleSum } from '../helpers/metrics.ts';
 import { type PrivateKafka, startPrivateKafka } from '../helpers/private-infra.ts';
-import { freePort, waitFor } from '../helpers/processes.ts';
-import { missedOrRepeated, type ResumingSse, resumingSse } from '../helpers/resuming-sse.ts';
+import { freePort, statusOf, waitFor } from '../helpers/processes.ts';
+import { clientProblems, type ResumingSse, resumingSse, SSE_SUBSCRIPTIONS } from '../helpers/resuming-sse.ts';
 
 const OUTAGE_MS = 10_000;
-const SUBSCRIPTIONS = [
-  ...['crash', 'double', 'slot', 'wall-street'].map((g) => ({ path: `/sse/${g}`, games: [g] })),
-  { path: '/sse/type/multiplier', games: gamesOfType('multiplier').map((g) => g.slug) },
-  { path: '/sse/type/color', games: gamesOfType('color').map((g) => g.slug) },
-];
 
 let kafka: PrivateKafka | undefined;
 let d: DrillEnv | undefined;
-const clients: { c: ResumingSse; games: string[] }[] = [];
+const clients: { c: ResumingSse; games: readonly string[] }[] = [];
 
 beforeAll(async () => {
   kafka = await startPrivateKafka();
@@ -42,10 +38,6 @@ afterAll(async () => {
   await d?.close();
   await kafka?.close();
 }, 120_000);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const metric = async (url: string, name: string) =>
-  Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, 'm').exec(await (await fetch(url)).text())?.[1] ?? 0);
 
 describe('broker killed for 10 s while rounds flow', () => {
   it('loses and doubles no round in the log, the read model or any resuming SSE subscriber', async () => {
@@ -66,7 +58,7 @@ describe('broker killed for 10 s while rounds flow', () => {
         500,
       );
       const edge = await env.startEdge();
-      for (const s of SUBSCRIPTIONS)
+      for (const s of SSE_SUBSCRIPTIONS)
         for (let k = 0; k < 2; k++) clients.push({ c: resumingSse([edge.httpPort], s.path), games: s.games });
       await Promise.all(clients.map(({ c }) => c.ready));
       await sleep(2000);
@@ -89,8 +81,8 @@ describe('broker killed for 10 s while rounds flow', () => {
         120_000,
         500,
       );
-      const retries = await metric(
-        `http://127.0.0.1:${enginePort}/metrics`,
+      const retries = sampleSum(
+        await (await fetch(`http://127.0.0.1:${enginePort}/metrics`)).text(),
         'round_engine_send_retries_total',
       );
       expect(await engine.stop('SIGTERM')).toBe(0);
@@ -98,8 +90,7 @@ describe('broker killed for 10 s while rounds flow', () => {
       const log = await roundsInLog(env.kafka, topic);
       const total = [...log.values()].reduce((n, l) => n + l.length, 0);
       expect(logGaps(log)).toEqual([]); // the engine's retries neither lost nor doubled a round
-      const problems = () =>
-        clients.flatMap(({ c, games }, n) => missedOrRepeated(c, log, games).map((p) => `client ${n}: ${p}`));
+      const problems = () => clientProblems(clients, log);
       await waitFor(
         'every subscriber to have every round',
         () => (problems().length === 0 ? true : undefined),
@@ -117,11 +108,7 @@ describe('broker killed for 10 s while rounds flow', () => {
         120_000,
         500,
       );
-      const perGame = await env.sql<{ slug: string; n: number; d: number; span: number }[]>`
-        select game_slug as slug, count(*)::int as n, count(distinct round_id)::int as d,
-               (max(round_id) - min(round_id) + 1)::int as span
-        from rounds group by game_slug order by game_slug`;
-      for (const g of perGame)
+      for (const g of await roundsPerGame(env.sql))
         expect(g).toEqual({ slug: g.slug, n: log.get(g.slug)?.length, d: g.n, span: g.n });
       expect(await statusOf(`http://127.0.0.1:${projectorPort}/ready`)).toBe(200);
       expect(await statusOf(`http://127.0.0.1:${edge.httpPort}/ready`)).toBe(200);

@@ -17,10 +17,10 @@ import {
   logGaps,
   recordCount,
   roundsInLog,
-  statusOf,
+  roundsPerGame,
 } from '../helpers/drill.ts';
 import { type PrivatePostgres, startPrivatePostgres } from '../helpers/private-infra.ts';
-import { freePort, waitFor } from '../helpers/processes.ts';
+import { freePort, statusOf, waitFor } from '../helpers/processes.ts';
 
 const OUTAGE_MS = 10_000;
 let pg: PrivatePostgres | undefined;
@@ -127,10 +127,7 @@ describe('Postgres restarted under the projector and the API', () => {
           60_000,
           250,
         );
-        const perGame = await sql<{ slug: string; n: number; d: number; span: number }[]>`
-          select game_slug as slug, count(*)::int as n, count(distinct round_id)::int as d,
-                 (max(round_id) - min(round_id) + 1)::int as span
-          from rounds group by game_slug order by game_slug`;
+        const perGame = await roundsPerGame(sql);
         expect(perGame).toHaveLength(4);
         for (const g of perGame)
           expect(g).toEqual({ slug: g.slug, n: log.get(g.slug)?.length, d: g.n, span: g.n });

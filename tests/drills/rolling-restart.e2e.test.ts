@@ -6,8 +6,8 @@
  * subscriber holds every round appended after it connected, exactly once and in order per game,
  * as the rounds topic has them. Runs on the shared broker in a namespace of its own.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gamesOfType } from '../../lib/games.ts';
 import { topicName } from '../../lib/topics.ts';
 import {
   createDrillEnv,
@@ -16,18 +16,13 @@ import {
   recordCount,
   roundsInLog,
 } from '../helpers/drill.ts';
-import { waitFor } from '../helpers/processes.ts';
-import { missedOrRepeated, type ResumingSse, resumingSse } from '../helpers/resuming-sse.ts';
+import { timedStop, waitFor } from '../helpers/processes.ts';
+import { clientProblems, type ResumingSse, resumingSse, SSE_SUBSCRIPTIONS } from '../helpers/resuming-sse.ts';
 
 const DRAIN_MS = 1500;
-const SUBSCRIPTIONS: { path: string; games: string[] }[] = [
-  ...['crash', 'double', 'slot', 'wall-street'].map((g) => ({ path: `/sse/${g}`, games: [g] })),
-  { path: '/sse/type/multiplier', games: gamesOfType('multiplier').map((g) => g.slug) },
-  { path: '/sse/type/color', games: gamesOfType('color').map((g) => g.slug) },
-];
 
 let d: DrillEnv;
-const clients: { c: ResumingSse; games: string[] }[] = [];
+const clients: { c: ResumingSse; games: readonly string[] }[] = [];
 
 beforeAll(async () => {
   d = await createDrillEnv('rolling');
@@ -37,8 +32,6 @@ afterAll(async () => {
   for (const { c } of clients) c.close();
   await d?.close();
 }, 60_000);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('rolling restart of two edges under load', () => {
   it('loses and repeats no round for SSE subscribers that resume', async () => {
@@ -59,7 +52,7 @@ describe('rolling restart of two edges under load', () => {
       edges = [await d.startEdge(edgeEnv), await d.startEdge(edgeEnv)];
       const ports = edges.map((e) => e.httpPort);
       // Two subscribers per subscription, one starting on each edge.
-      for (const s of SUBSCRIPTIONS)
+      for (const s of SSE_SUBSCRIPTIONS)
         for (const first of [0, 1]) clients.push({ c: resumingSse(ports, s.path, first), games: s.games });
       await Promise.all(clients.map(({ c }) => c.ready));
       await sleep(2000);
@@ -68,8 +61,8 @@ describe('rolling restart of two edges under load', () => {
         const edge = edges[i] as EdgeProcess;
         const before = await recordCount(d.kafka, topic);
         const t = performance.now();
-        expect(await edge.svc.stop('SIGTERM', DRAIN_MS + 30_000)).toBe(0);
-        const stopMs = performance.now() - t;
+        const { code, ms: stopMs } = await timedStop(edge.svc, DRAIN_MS + 30_000);
+        expect(code).toBe(0);
         expect(stopMs).toBeGreaterThanOrEqual(DRAIN_MS * 0.5); // the streams were ended over the window
         edges[i] = await edge.restart();
         const during = (await recordCount(d.kafka, topic)) - before;
@@ -85,16 +78,12 @@ describe('rolling restart of two edges under load', () => {
       const problems = await waitFor(
         'every subscriber to have every round',
         () => {
-          const all = clients.flatMap(({ c, games }, n) =>
-            missedOrRepeated(c, log, games).map((p) => `client ${n}: ${p}`),
-          );
+          const all = clientProblems(clients, log);
           return all.length === 0 ? all : undefined;
         },
         30_000,
         250,
-      ).catch(() =>
-        clients.flatMap(({ c, games }, n) => missedOrRepeated(c, log, games).map((p) => `client ${n}: ${p}`)),
-      );
+      ).catch(() => clientProblems(clients, log));
       expect(problems).toEqual([]);
       for (const { c } of clients) {
         expect(c.connects).toBeGreaterThanOrEqual(2); // each one was moved at least once

@@ -13,7 +13,7 @@ import { createLogger } from '../../lib/logger.ts';
 import { migrate } from '../../lib/migrate.ts';
 import { decodeRound } from '../../lib/rounds.ts';
 import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/topics.ts';
-import { freePort, type Service, startService, uniqueId, waitFor } from './processes.ts';
+import { freePort, type Service, startService, statusOf, uniqueId, waitFor } from './processes.ts';
 
 export interface DrillEnv {
   readonly config: Config;
@@ -37,17 +37,6 @@ export interface EdgeProcess {
   readonly wsPort: number;
   /** Starts the same edge again (same ports) and waits until it is ready. */
   restart(): Promise<EdgeProcess>;
-}
-
-/** GET `url`'s status, or 0 when nothing answers. */
-export async function statusOf(url: string): Promise<number> {
-  try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
-    await res.body?.cancel();
-    return res.status;
-  } catch {
-    return 0;
-  }
 }
 
 /**
@@ -168,4 +157,14 @@ export function logGaps(log: ReadonlyMap<string, readonly number[]>): string[] {
     if (bad >= 0) out.push(`${g}: sequence ${seqs[bad]} at position ${bad + 1}`);
   }
   return out;
+}
+
+/** Per game, the rows of the `rounds` read model: count, distinct round ids, and the span of its ids. */
+export async function roundsPerGame(
+  sql: Sql,
+): Promise<{ slug: string; n: number; d: number; span: number }[]> {
+  return await sql<{ slug: string; n: number; d: number; span: number }[]>`
+    select game_slug as slug, count(*)::int as n, count(distinct round_id)::int as d,
+           (max(round_id) - min(round_id) + 1)::int as span
+    from rounds group by game_slug order by game_slug`;
 }

@@ -57,6 +57,32 @@ function dataDir(prefix: string): string {
   return dir;
 }
 
+/** The start, stop and close of the server `name` (a script under scripts/) runs with `env` in `dir`. */
+function scriptServer(name: string, dir: string, env: NodeJS.ProcessEnv): PrivateServer {
+  let closed = false;
+  return {
+    start: () => script(name, 'start', env),
+    stop: () => script(name, 'stop', env),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await script(name, 'stop', env).catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts `server`; when that fails, closes it (its folder removed) and rethrows. */
+async function started<T extends PrivateServer>(server: T): Promise<T> {
+  try {
+    await server.start();
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+  return server;
+}
+
 /**
  * Starts a single-node Kafka on free ports under a new temporary folder.
  * @throws when the broker does not start (the script's output is in the message).
@@ -74,30 +100,15 @@ export async function startPrivateKafka(): Promise<PrivateKafka> {
     KAFKA_CONTROLLER_PORT: String(controller),
     KAFKA_BROKERS: brokers,
   };
-  let closed = false;
-  const server: PrivateKafka = {
+  return started({
+    ...scriptServer('kafka.sh', dir, env),
     brokers,
-    start: () => script('kafka.sh', 'start', env),
-    stop: () => script('kafka.sh', 'stop', env),
     kill() {
       const pid = Number(readFileSync(join(dir, 'kafka', 'kafka.pid'), 'utf8').trim());
       if (!Number.isInteger(pid) || pid <= 1) throw new Error(`no broker pid in ${dir}`);
       process.kill(pid, 'SIGKILL');
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      await script('kafka.sh', 'stop', env).catch(() => {});
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-  try {
-    await server.start();
-  } catch (err) {
-    await server.close();
-    throw err;
-  }
-  return server;
+  });
 }
 
 /**
@@ -109,23 +120,8 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env, CASINO_DATA_DIR: dir, PGPORT: String(port) };
   delete env.DATABASE_URL;
-  let closed = false;
-  const server: PrivatePostgres = {
+  return started({
+    ...scriptServer('postgres.sh', dir, env),
     url: `postgres://casino:casino@127.0.0.1:${port}/casino`,
-    start: () => script('postgres.sh', 'start', env),
-    stop: () => script('postgres.sh', 'stop', env),
-    async close() {
-      if (closed) return;
-      closed = true;
-      await script('postgres.sh', 'stop', env).catch(() => {});
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-  try {
-    await server.start();
-  } catch (err) {
-    await server.close();
-    throw err;
-  }
-  return server;
+  });
 }

@@ -1,10 +1,12 @@
 /**
  * Test helpers that run the project's real entry points as child processes (e2e tier).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -122,4 +124,53 @@ export async function waitFor<T>(
 /** Starts the Deno WebTransport edge (WT_EDGE_ARGS) with `env` added, output captured as by startService. */
 export function startWebTransportEdge(env: Record<string, string>): Service {
   return startProcess(DENO_BIN, WT_EDGE_ARGS, env);
+}
+
+/**
+ * Sends `signal` to `s` (SIGKILL after `graceMs`) and times the stop.
+ * @returns the exit code (or signal) and how long the stop took, ms.
+ */
+export async function timedStop(
+  s: Service,
+  graceMs = 10_000,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<{ code: number | string | null; ms: number }> {
+  const t = performance.now();
+  const code = await s.stop(signal, graceMs);
+  return { code, ms: performance.now() - t };
+}
+
+/** GET `url`'s status, or 0 when nothing answers within 3 s. */
+export async function statusOf(url: string): Promise<number> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+    await res.body?.cancel();
+    return res.status;
+  } catch {
+    return 0;
+  }
+}
+
+/** Resolves once GET `url` answers 200 (polled every `intervalMs`). @throws after `timeoutMs`. */
+export async function waitReady(url: string, timeoutMs = 60_000, intervalMs = 200): Promise<void> {
+  await waitFor(
+    `${url} to answer 200`,
+    async () => ((await statusOf(url)) === 200 ? true : undefined),
+    timeoutMs,
+    intervalMs,
+  );
+}
+
+/**
+ * A new temporary folder with a development certificate of the WebTransport edge in it (for
+ * WT_DEV_CERT_DIR), made by scripts/dev-cert.sh; the caller removes it.
+ * @throws when the script fails.
+ */
+export function devCertDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  execFileSync('bash', [join(ROOT, 'scripts/dev-cert.sh')], {
+    env: { ...process.env, WT_DEV_CERT_DIR: dir },
+    stdio: 'ignore',
+  });
+  return dir;
 }

@@ -4,11 +4,20 @@
  * event id it received as `Last-Event-ID`. It records every round it is given per game, so a
  * drill can check that each round arrived exactly once and in order.
  *
- * Hand-written on node:http rather than the `eventsource` package because the drills need
- * failover between several origins and the raw event names (`initial` vs `message`).
+ * Each stream is the edge tests' own client (services/edge/transports/sse/sse-client.ts) rather
+ * than the `eventsource` package, because the drills need failover between several origins and
+ * the raw event names (`initial` vs `message`).
  */
-import { type ClientRequest, get } from 'node:http';
-import type { GameSlug } from '../../lib/games.ts';
+import { type GameSlug, gamesOfType } from '../../lib/games.ts';
+import { parseEventId } from '../../services/edge/transports/sse/event-id.ts';
+import { openSse, type SseClient, type SseEvent } from '../../services/edge/transports/sse/sse-client.ts';
+
+/** The subscriptions the drills open: one per game and the two types with more than one game. */
+export const SSE_SUBSCRIPTIONS: readonly { readonly path: string; readonly games: readonly string[] }[] = [
+  ...['crash', 'double', 'slot', 'wall-street'].map((g) => ({ path: `/sse/${g}`, games: [g] })),
+  { path: '/sse/type/multiplier', games: gamesOfType('multiplier').map((g) => g.slug) },
+  { path: '/sse/type/color', games: gamesOfType('color').map((g) => g.slug) },
+];
 
 /** What a drill checks at the end. */
 export interface SseTally {
@@ -33,16 +42,6 @@ export interface ResumingSse extends SseTally {
   close(): void;
 }
 
-/** The per-game positions of an event id `t=<ms>;<slug>=<round id>…` (services/edge/transports/sse/event-id.ts). */
-export function positionsOf(id: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const pair of id.split(';').slice(1)) {
-    const [slug, rid] = pair.split('=');
-    if (slug && rid) out.set(slug, Number(rid));
-  }
-  return out;
-}
-
 /**
  * Opens `path` (e.g. `/sse/crash`) on 127.0.0.1:`ports[first]`, and after every end or failure
  * reconnects to the next port of `ports` (round robin) after `retryMs` ms.
@@ -56,29 +55,18 @@ export function resumingSse(ports: readonly number[], path: string, first = 0, r
   let lastId: string | undefined;
   let next = first;
   let closed = false;
-  let req: ClientRequest | undefined;
+  let current: SseClient | undefined;
   let markReady: () => void = () => {};
   const ready = new Promise<void>((r) => {
     markReady = r;
   });
 
-  const onBlock = (block: string) => {
-    let event: string | undefined;
-    let id: string | undefined;
-    let data: string | undefined;
-    for (const line of block.split('\n')) {
-      const colon = line.indexOf(':');
-      if (colon <= 0) continue; // comments (heartbeats) and blank lines
-      const name = line.slice(0, colon);
-      const value = line.slice(colon + 1).replace(/^ /, '');
-      if (name === 'event') event = value;
-      else if (name === 'id') id = value;
-      else if (name === 'data') data = value;
-    }
-    if (event === undefined) return;
+  const onEvent = ({ event, id, data }: SseEvent) => {
+    if (event === undefined) return; // comments (heartbeats)
     if (id !== undefined) lastId = id;
     if (event === 'initial') {
-      if (connects === 1 && start.size === 0 && id) for (const [g, r] of positionsOf(id)) start.set(g, r);
+      const parsed = connects === 1 && start.size === 0 && id ? parseEventId({ kind: 'all' }, id) : undefined;
+      if (parsed?.ok) for (const [g, r] of parsed.position.last) start.set(g, r);
       else lateInitials++;
     } else if (event === 'message' && data) {
       const round = JSON.parse(data) as { round_id: number; game_slug: GameSlug };
@@ -90,51 +78,48 @@ export function resumingSse(ports: readonly number[], path: string, first = 0, r
   };
 
   const retry = () => {
-    req = undefined;
+    current = undefined;
     if (!closed) setTimeout(connect, retryMs);
   };
 
-  function connect(): void {
+  async function connect(): Promise<void> {
     if (closed) return;
     const port = ports[next % ports.length] as number;
     next++;
-    const headers: Record<string, string> = { Accept: 'text/event-stream' };
-    if (lastId !== undefined) headers['Last-Event-ID'] = lastId;
-    let settled = false;
-    const done = () => {
-      if (settled) return;
-      settled = true;
+    let client: SseClient;
+    try {
+      client = await openSse(port, path, lastId === undefined ? {} : { 'Last-Event-ID': lastId });
+    } catch {
+      failedAttempts++;
+      return retry();
+    }
+    if (closed) return client.close();
+    if (client.res.statusCode !== 200) {
+      failedAttempts++;
+      client.close();
+      return retry();
+    }
+    connects++;
+    current = client;
+    // openSse parses the blocks into client.events; take each new one as it arrives.
+    let taken = 0;
+    const take = () => {
+      while (taken < client.events.length) onEvent(client.events[taken++] as SseEvent);
+    };
+    let over = false;
+    const end = () => {
+      if (over) return;
+      over = true;
+      take();
       retry();
     };
-    req = get({ host: '127.0.0.1', port, path, headers }, (res) => {
-      if (res.statusCode !== 200) {
-        failedAttempts++;
-        res.resume();
-        res.on('end', done);
-        res.on('error', done);
-        return;
-      }
-      connects++;
-      let pending = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        pending += chunk;
-        for (let at = pending.indexOf('\n\n'); at >= 0; at = pending.indexOf('\n\n')) {
-          onBlock(pending.slice(0, at));
-          pending = pending.slice(at + 2);
-        }
-      });
-      res.on('end', done);
-      res.on('close', done);
-      res.on('error', done);
-    });
-    req.on('error', () => {
-      failedAttempts++;
-      done();
-    });
+    client.res.on('data', take);
+    for (const e of ['end', 'close', 'error']) client.res.on(e, end);
+    take();
+    if (client.ended) end();
   }
 
-  connect();
+  void connect();
   return {
     ready,
     get rounds() {
@@ -151,11 +136,11 @@ export function resumingSse(ports: readonly number[], path: string, first = 0, r
       return failedAttempts;
     },
     drop() {
-      req?.destroy();
+      current?.close();
     },
     close() {
       closed = true;
-      req?.destroy();
+      current?.close();
     },
   };
 }
@@ -188,4 +173,14 @@ export function missedOrRepeated(
     );
   }
   return problems;
+}
+
+/** missedOrRepeated of every client in `clients`, each problem prefixed with `client <index>:`. */
+export function clientProblems(
+  clients: readonly { readonly c: SseTally; readonly games: readonly string[] }[],
+  log: ReadonlyMap<string, readonly number[]>,
+): string[] {
+  return clients.flatMap(({ c, games }, n) =>
+    missedOrRepeated(c, log, games).map((p) => `client ${n}: ${p}`),
+  );
 }

@@ -122,6 +122,8 @@ export interface FaultRule {
   readonly mode: 'latency' | 'error500' | 'timeout' | 'commit-then-500' | 'commit-then-drop' | 'malformed';
   readonly latencyMs?: number;
   readonly count?: number;
+  /** Chance (0..1) that a matching callback gets the fault; absent: every one. */
+  readonly probability?: number;
 }
 
 /** Replaces the sandbox's fault rules; returns the rules now active. @throws Error when refused. */

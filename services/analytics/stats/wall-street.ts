@@ -33,15 +33,40 @@ export interface WallStreetSummary {
   readonly runs_test: RunsTest | null;
 }
 
+/** A streak as it is being counted. */
+interface OpenStreak {
+  trending: Trend;
+  length: number;
+  from: number;
+  to: number;
+}
+
+/**
+ * Counts the ended streak `s` into `lengths` and `longestBy`.
+ * @returns the longest streak of `longest` and `s` (the earlier one when tied).
+ */
+function endStreak(
+  s: OpenStreak,
+  lengths: Map<number, number>,
+  longestBy: Record<Trend, number>,
+  longest: Streak | null,
+): Streak | null {
+  lengths.set(s.length, (lengths.get(s.length) ?? 0) + 1);
+  if (s.length > longestBy[s.trending]) longestBy[s.trending] = s.length;
+  return !longest || s.length > longest.length
+    ? { trending: s.trending, length: s.length, from_round_id: s.from, to_round_id: s.to }
+    : longest;
+}
+
 /** Accumulates trends in round order; memory: one count per distinct streak length. */
 export class WallStreetStats {
   private readonly lengths = new Map<number, number>();
   private up = 0;
   private down = 0;
   private bad = 0;
-  private current: { trending: Trend; length: number; from: number; to: number } | null = null;
+  private current: OpenStreak | null = null;
   private longest: Streak | null = null;
-  private longestBy = { up: 0, down: 0 };
+  private readonly longestBy = { up: 0, down: 0 };
 
   add(trending: string, roundId: number): void {
     if (trending !== 'up' && trending !== 'down') {
@@ -55,39 +80,16 @@ export class WallStreetStats {
       cur.length++;
       cur.to = roundId;
     } else {
-      if (cur) this.close(cur);
+      if (cur) this.longest = endStreak(cur, this.lengths, this.longestBy, this.longest);
       this.current = { trending, length: 1, from: roundId, to: roundId };
     }
-  }
-
-  private close(s: { trending: Trend; length: number; from: number; to: number }): void {
-    this.lengths.set(s.length, (this.lengths.get(s.length) ?? 0) + 1);
-    this.note(s);
-  }
-
-  private note(s: { trending: Trend; length: number; from: number; to: number }): void {
-    if (s.length > this.longestBy[s.trending]) this.longestBy[s.trending] = s.length;
-    if (!this.longest || s.length > this.longest.length)
-      this.longest = { trending: s.trending, length: s.length, from_round_id: s.from, to_round_id: s.to };
   }
 
   /** The figures so far; the open streak counts as ended here (the state is not changed). */
   summary(): WallStreetSummary {
     const lengths = new Map(this.lengths);
-    let longest = this.longest;
     const longestBy = { ...this.longestBy };
-    const cur = this.current;
-    if (cur) {
-      lengths.set(cur.length, (lengths.get(cur.length) ?? 0) + 1);
-      if (cur.length > longestBy[cur.trending]) longestBy[cur.trending] = cur.length;
-      if (!longest || cur.length > longest.length)
-        longest = {
-          trending: cur.trending,
-          length: cur.length,
-          from_round_id: cur.from,
-          to_round_id: cur.to,
-        };
-    }
+    const longest = this.current ? endStreak(this.current, lengths, longestBy, this.longest) : this.longest;
     const runs = [...lengths.values()].reduce((a, b) => a + b, 0);
     const n = this.up + this.down;
     const maxLength = Math.max(0, ...lengths.keys());

@@ -2,13 +2,13 @@
  * The player's balance: the operator's Balance callback (issue 5 contract "balance (POST)") for
  * real sessions, the virtual balance for demo sessions (no callback, seed 001 / issue 5 item 3).
  *
- * `fetchOperatorBalance` is the API's own small client until the wallet-saga's callback client
- * (services/wallet-saga/callbacks/) provides one; it signs with Standard Webhooks like every callback.
+ * `fetchOperatorBalance` is the API's own small client (the saga's callback client classifies money
+ * answers, not balances); it signs with the saga's Standard Webhooks headers like every callback.
  */
 import { randomUUID } from 'node:crypto';
-import { Webhook } from 'standardwebhooks';
 import type { Sql } from '../../../lib/db.ts';
 import { toDecimalString } from '../../../lib/wallet/money.ts';
+import { signHeaders } from '../../wallet-saga/http.ts';
 import { BadGatewayError } from '../errors.ts';
 import type { OperatorRow, PlayerSession } from './guards.ts';
 import { DEMO_START_MINOR } from './request-access.ts';
@@ -39,13 +39,9 @@ export async function fetchOperatorBalance(
     currency: req.currency,
     session_token: req.session_token,
   });
-  const id = `balance-${randomUUID()}`;
-  const at = new Date(now());
   const headers = {
     'content-type': 'application/json',
-    'webhook-id': id,
-    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': new Webhook(op.signing_secret).sign(id, at, body),
+    ...signHeaders(`balance-${randomUUID()}`, body, op.signing_secret, now()),
   };
   let res: Response;
   try {

@@ -18,16 +18,14 @@ import type { Config } from '../../../lib/config.ts';
 import type { Sql } from '../../../lib/db.ts';
 import { gameBySlug } from '../../../lib/games.ts';
 import { appendWalletEvents, type BetPlaced, walletKey } from '../../../lib/wallet/events.ts';
-import { betTxId, toMinor } from '../../../lib/wallet/money.ts';
+import { betTxId, toMajorNumber, toMinor } from '../../../lib/wallet/money.ts';
+import { ROUND_ID_BASE } from '../../round-engine/decider.ts';
 import { ConflictError, InsufficientFundsError, InvalidInputError } from '../errors.ts';
 import { demoBalanceMinor } from './balance.ts';
 import { type PlayerSession, requirePlayer } from './guards.ts';
 import { betBody, parseInput } from './input.ts';
 import { playSchemas } from './schemas.ts';
 import { selectionFor } from './selection.ts';
-
-/** round_id = game_id × ROUND_ID_BASE + sequence (docs/decisions.md "Round ids"). */
-const ROUND_ID_BASE = 1_000_000_000_000;
 
 export interface BetDeps {
   readonly config: Pick<Config, 'kafka'>;
@@ -122,7 +120,7 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
       round_id: roundId,
       count_register: event.bet.count_register,
       mode: event.bet.mode,
-      amount: amountMinor / 100,
+      amount: toMajorNumber(amountMinor),
     });
   });
 }

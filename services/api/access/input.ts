@@ -61,7 +61,7 @@ const path = z
   .max(256)
   .regex(/^\/[A-Za-z0-9._~\-/]*$/, 'must be an absolute path like /wallet/bet');
 
-/** Body of POST /admin/operators. Defaults: the sandbox's paths, 10 s timeout, 8 retries 0.5..60 s ×2. */
+/** Body of POST /admin/operators. Defaults: the sandbox's paths, 10 s timeout, the saga's DEFAULT_RETRY_POLICY. */
 export const createOperatorBody = z
   .object({
     name: text(128),

@@ -37,8 +37,7 @@ export function operatorRoutes(
   deps: { sql: Sql; table: KeyLookup; now: () => number },
 ) {
   const { sql, table, now } = deps;
-  const byId = async (id: string): Promise<OperatorRow> => {
-    const [o] = await sql<OperatorRow[]>`select * from operators where operator_id = ${id}`;
+  const found = (o: OperatorRow | undefined, id: string): OperatorRow => {
     if (!o) throw new NotFoundError('OPERATOR_NOT_FOUND', `no operator ${id}`);
     return o;
   };
@@ -68,7 +67,8 @@ export function operatorRoutes(
 
   app.get<{ Params: { id: string } }>('/admin/operators/:id', { schema: adminSchemas.get }, async (req) => {
     requireAdmin(table, req, now());
-    return operatorView(await byId(req.params.id));
+    const [o] = await sql<OperatorRow[]>`select * from operators where operator_id = ${req.params.id}`;
+    return operatorView(found(o, req.params.id));
   });
 
   app.delete<{ Params: { id: string } }>(
@@ -76,11 +76,10 @@ export function operatorRoutes(
     { schema: adminSchemas.disable },
     async (req) => {
       requireAdmin(table, req, now());
-      await byId(req.params.id);
       const [o] = await sql<OperatorRow[]>`
         update operators set disabled_at = coalesce(disabled_at, now())
         where operator_id = ${req.params.id} returning *`;
-      return operatorView(o as OperatorRow);
+      return operatorView(found(o, req.params.id));
     },
   );
 }

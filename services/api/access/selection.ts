@@ -5,6 +5,7 @@
  * slot: `{}` (one spin); wall-street: `{trend: up|down}`.
  */
 import type { BetPlaced } from '../../../lib/wallet/events.ts';
+import { toDecimalString } from '../../../lib/wallet/money.ts';
 import { InvalidInputError } from '../errors.ts';
 
 export type Selection = BetPlaced['selection'];
@@ -23,7 +24,7 @@ export function cashoutOf(v: unknown): string | undefined {
   if (!m) return undefined;
   const hundredths = Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
   if (hundredths < 101 || hundredths > 100_000_000) return undefined;
-  return `${Math.floor(hundredths / 100)}.${String(hundredths % 100).padStart(2, '0')}`;
+  return toDecimalString(hundredths);
 }
 
 /**

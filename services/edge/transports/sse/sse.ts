@@ -56,24 +56,33 @@ const FUTURE_TOLERANCE_MS = 60_000;
 const RETRY_MS = 2_000;
 const CORS = { 'Access-Control-Allow-Origin': '*' } as const;
 
-/** A Last-Event-ID worth resuming from, or why not. */
+/** The first round `p` names that the hub has not published yet, if any. */
+function unseenRound(hub: FanOutHub, p: Position): [GameSlug, number] | undefined {
+  for (const [slug, rid] of p.last) {
+    const known = hub.latest({ kind: 'game', slug })[0]?.round.round_id;
+    if (known === undefined || rid > known) return [slug, rid];
+  }
+  return undefined;
+}
+
+/**
+ * A Last-Event-ID worth resuming from, or why not; `unseen` when the only objection is rounds the
+ * hub has not published yet (worth waiting for: awaitNamedRounds).
+ */
 export function resumePosition(
   hub: FanOutHub,
   selection: Selection,
   raw: string | undefined,
   now: number,
-): { position?: Position; ignored?: string } {
+): { position?: Position; ignored?: string; unseen?: true } {
   if (raw === undefined || raw === '') return {};
   const parsed = parseEventId(selection, raw);
   if (!parsed.ok) return { ignored: `malformed (${parsed.reason})` };
   const p = parsed.position;
   if (p.t > now + FUTURE_TOLERANCE_MS) return { ignored: 'time in the future' };
   if (p.t < now - RESUME_WINDOW_MS) return { ignored: 'older than the resume window' };
-  for (const [slug, rid] of p.last) {
-    const known = hub.latest({ kind: 'game', slug })[0]?.round.round_id;
-    if (known === undefined || rid > known)
-      return { ignored: `round ${rid} of ${slug} not seen by this edge` };
-  }
+  const unseen = unseenRound(hub, p);
+  if (unseen) return { ignored: `round ${unseen[1]} of ${unseen[0]} not seen by this edge`, unseen: true };
   return { position: p };
 }
 
@@ -92,12 +101,8 @@ export async function awaitNamedRounds(
   if (raw === undefined || raw === '') return true;
   const parsed = parseEventId(selection, raw);
   if (!parsed.ok) return false;
-  const unseen = () =>
-    [...parsed.position.last].some(
-      ([slug, rid]) => (hub.latest({ kind: 'game', slug })[0]?.round.round_id ?? -1) < rid,
-    );
   const deadline = Date.now() + timeoutMs;
-  while (unseen()) {
+  while (unseenRound(hub, parsed.position)) {
     if (Date.now() >= deadline) return false;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -166,8 +171,8 @@ export function createSseTransport(): Transport {
         }
         const label = selectionLabel(selection);
         const rawId = lastEventIdOf(req);
-        let { position, ignored } = resumePosition(hub, selection, rawId, Date.now());
-        if (ignored && (await awaitNamedRounds(hub, selection, rawId, RESUME_CATCH_UP_MS)))
+        let { position, ignored, unseen } = resumePosition(hub, selection, rawId, Date.now());
+        if (unseen && (await awaitNamedRounds(hub, selection, rawId, RESUME_CATCH_UP_MS)))
           ({ position, ignored } = resumePosition(hub, selection, rawId, Date.now()));
         // The checks above may have waited; a drain that began meanwhile must not miss this stream.
         if (!accepting) return reply.code(503).headers(CORS).send({ error: 'Shutting down', success: false });
