@@ -2,8 +2,8 @@
  * Analytics replay benchmark (issue 6): N rounds (default 1,000,000) made by the round engine's
  * pure decider over real hash chains (ROUND_CHAIN_LENGTH rounds per epoch, 10 of them tampered)
  * are appended once to a fresh `rounds` topic with batched sends. Then, in the same run, over
- * the same records and the same reader (lib/kafka.ts readRange):
- * - baseline: a plain consumer that only decodes each record (Avro, lib/rounds.ts decodeRound);
+ * the same records and the same reader (lib/log/kafka.ts readRange):
+ * - baseline: a plain consumer that only decodes each record (Avro, rules/rounds/round.ts decodeRound);
  * - the analytics replay (services/analytics/replay.ts): decode, check every proof, fold the
  *   per-game statistics.
  * The baseline runs before and after the replay, to bracket drift on a shared machine.
@@ -16,16 +16,16 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
-import { GAME_SLUGS } from '../lib/games.ts';
-import { createKafka, readRange } from '../lib/kafka.ts';
+import { createKafka, readRange } from '../lib/log/kafka.ts';
+import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { decodeRound, encodeRound, type RoundFinished } from '../lib/rounds.ts';
-import { ensureTopics, topicName } from '../lib/topics.ts';
+import { GAME_SLUGS } from '../rules/games/catalog.ts';
+import { decodeRound, encodeRound, type RoundFinished } from '../rules/rounds/round.ts';
 import { ProofChecker } from '../services/analytics/proofs.ts';
 import { replayRounds } from '../services/analytics/replay.ts';
 import { RoundStats } from '../services/analytics/stats/index.ts';
-import { chainSource, RoundMaker } from '../services/analytics/test-support.ts';
-import { uniqueId } from '../tests/helpers/processes.ts';
+import { chainSource, RoundMaker } from '../tests/support/analytics.ts';
+import { uniqueId } from '../tests/support/processes.ts';
 import { report } from './lib.ts';
 
 const { values } = parseArgs({

@@ -13,10 +13,10 @@
  */
 import autocannon from 'autocannon';
 import { newKeyId, newSecret, secretHash } from '../lib/auth/credentials.ts';
-import { createSql } from '../lib/db.ts';
-import { migrate } from '../lib/migrate.ts';
-import { extrasOf, roundValue } from '../lib/rounds.ts';
-import { freePort, type Service, startService, uniqueId, waitFor } from '../tests/helpers/processes.ts';
+import { migrate } from '../lib/db/migrate.ts';
+import { createSql } from '../lib/db/pool.ts';
+import { extrasOf, roundValue } from '../rules/rounds/round.ts';
+import { freePort, type Service, startService, uniqueId, waitFor } from '../tests/support/processes.ts';
 import { type BenchNamespace, benchNamespace, pct } from './auth-support.ts';
 import { syntheticRound } from './lib.ts';
 

@@ -8,10 +8,10 @@ import { randomBytes } from 'node:crypto';
 import type { Admin, Producer } from 'kafkajs';
 import { appendKeyEvent, type KeyCreated } from '../lib/auth/key-events.ts';
 import { type Config, loadConfig } from '../lib/config.ts';
-import { createKafka } from '../lib/kafka.ts';
+import { createKafka } from '../lib/log/kafka.ts';
+import { ensureTopics } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { ensureTopics } from '../lib/topics.ts';
-import { uniqueId } from '../tests/helpers/processes.ts';
+import { uniqueId } from '../tests/support/processes.ts';
 
 export interface BenchNamespace {
   readonly config: Config;

@@ -8,12 +8,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Producer } from 'kafkajs';
 import { type Config, loadConfig } from '../lib/config.ts';
-import { createKafka } from '../lib/kafka.ts';
+import { createKafka } from '../lib/log/kafka.ts';
+import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { encodeRound } from '../lib/rounds.ts';
-import { ensureTopics, topicName } from '../lib/topics.ts';
-import { sampleValue } from '../tests/helpers/metrics.ts';
-import { freePort, type Service, startProcess, uniqueId, waitFor } from '../tests/helpers/processes.ts';
+import { encodeRound } from '../rules/rounds/round.ts';
+import { sampleValue } from '../tests/support/metrics.ts';
+import { freePort, type Service, startProcess, uniqueId, waitFor } from '../tests/support/processes.ts';
 import { syntheticRound } from './lib.ts';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -81,7 +81,7 @@ export interface EdgeProcess {
 }
 
 /**
- * Reads one sample of the Prometheus text exposition at `url` (tests/helpers/metrics.ts: whatever
+ * Reads one sample of the Prometheus text exposition at `url` (tests/support/metrics.ts: whatever
  * other labels, such as the registry's `service`, it carries); 0 when absent.
  * @throws when several samples match.
  */

@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import type { RoundFinished } from '../lib/rounds.ts';
+import type { RoundFinished } from '../rules/rounds/round.ts';
 
 /** A valid RoundFinished of game `i % 4` with sequence `seq` (no proof), finished at `at` ms. */
 export function syntheticRound(i: number, seq: number, at: number): RoundFinished {

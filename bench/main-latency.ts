@@ -10,12 +10,12 @@
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
-import { createSql } from '../lib/db.ts';
-import { createKafka } from '../lib/kafka.ts';
+import { createSql } from '../lib/db/pool.ts';
+import { createKafka } from '../lib/log/kafka.ts';
+import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { encodeRound } from '../lib/rounds.ts';
-import { ensureTopics, topicName } from '../lib/topics.ts';
-import { freePort, startService, uniqueId, waitFor } from '../tests/helpers/processes.ts';
+import { encodeRound } from '../rules/rounds/round.ts';
+import { freePort, startService, uniqueId, waitFor } from '../tests/support/processes.ts';
 import { percentile, report, syntheticRound } from './lib.ts';
 
 const { values } = parseArgs({
@@ -43,7 +43,7 @@ const env = {
   LOG_LEVEL: 'warn',
 };
 const api = startService('services/api/main.ts', env);
-const projector = startService('projections/main.ts', env);
+const projector = startService('services/projector/main.ts', env);
 const latestUrl = `http://127.0.0.1:${apiPort}/api/latest/crash`;
 const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
 await producer.connect();

@@ -1,6 +1,6 @@
 /**
  * Projector replay benchmark (issue 2): N RoundFinished records (default 200,000) are appended to
- * a fresh `rounds` topic; then the real projector process (projections/main.ts) replays them into
+ * a fresh `rounds` topic; then the real projector process (services/projector/main.ts) replays them into
  * Postgres. Baseline in the same run: the same rows loaded with COPY by psql into the same table
  * shape. Target: projector rate at least 30% of the COPY rate.
  *
@@ -12,13 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
-import { createSql } from '../lib/db.ts';
-import { createKafka } from '../lib/kafka.ts';
+import { migrate } from '../lib/db/migrate.ts';
+import { createSql } from '../lib/db/pool.ts';
+import { createKafka } from '../lib/log/kafka.ts';
+import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { migrate } from '../lib/migrate.ts';
-import { encodeRound, extrasOf, roundValue } from '../lib/rounds.ts';
-import { ensureTopics, topicName } from '../lib/topics.ts';
-import { startService, uniqueId, waitFor } from '../tests/helpers/processes.ts';
+import { encodeRound, extrasOf, roundValue } from '../rules/rounds/round.ts';
+import { startService, uniqueId, waitFor } from '../tests/support/processes.ts';
 import { report, syntheticRound } from './lib.ts';
 
 const { values } = parseArgs({ options: { records: { type: 'string', default: '200000' } } });
@@ -90,7 +90,7 @@ rmSync(dir, { recursive: true, force: true });
 // 3. The projector replays the topic from offset 0.
 await migrate(sql, schema);
 const tStart = performance.now();
-const projector = startService('projections/main.ts', {
+const projector = startService('services/projector/main.ts', {
   TOPIC_NAMESPACE: `${ns}-`,
   DATABASE_SCHEMA: schema,
   PROJECTOR_GROUP: `${ns}-projector`,

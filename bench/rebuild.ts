@@ -10,23 +10,23 @@
  */
 import { parseArgs } from 'node:util';
 import type { Message } from 'kafkajs';
-import { encode } from '../lib/codec.ts';
 import { loadConfig } from '../lib/config.ts';
-import { createSql, type Sql } from '../lib/db.ts';
-import { createKafka, partitionOffsets } from '../lib/kafka.ts';
+import { migrate } from '../lib/db/migrate.ts';
+import { createSql, type Sql } from '../lib/db/pool.ts';
+import { encode } from '../lib/log/codec.ts';
+import { createKafka, partitionOffsets } from '../lib/log/kafka.ts';
+import { ensureTopics, type TopicKey, topicName } from '../lib/log/topics.ts';
+import { encodeEvent, type WalletEvent } from '../lib/log/wallet-events.ts';
 import { createLogger } from '../lib/logger.ts';
-import { migrate } from '../lib/migrate.ts';
-import { encodeRound } from '../lib/rounds.ts';
-import { ensureTopics, type TopicKey, topicName } from '../lib/topics.ts';
-import { encodeEvent, type WalletEvent } from '../lib/wallet/events.ts';
-import { buildAuthKeysProjector } from '../projections/auth-keys/projector.ts';
-import { buildRoundsProjector } from '../projections/projector.ts';
-import { rebuildReadModel } from '../projections/rebuild/rebuild.ts';
-import { checkpointsIn } from '../projections/rebuild/shadow.ts';
-import { buildWalletProjector } from '../projections/wallet/projector.ts';
-import { testKey } from '../services/edge/auth-test-support.ts';
-import { placed, succeeded } from '../services/settlement/test-support.ts';
-import { uniqueId, waitFor } from '../tests/helpers/processes.ts';
+import { encodeRound } from '../rules/rounds/round.ts';
+import { buildAuthKeysProjector } from '../services/projector/auth-keys/projector.ts';
+import { buildRoundsProjector } from '../services/projector/projector.ts';
+import { rebuildReadModel } from '../services/projector/rebuild/rebuild.ts';
+import { checkpointsIn } from '../services/projector/rebuild/shadow.ts';
+import { buildWalletProjector } from '../services/projector/wallet/projector.ts';
+import { testKey } from '../tests/support/credentials.ts';
+import { uniqueId, waitFor } from '../tests/support/processes.ts';
+import { placed, succeeded } from '../tests/support/settlement.ts';
 import { report, syntheticRound } from './lib.ts';
 
 const { values } = parseArgs({

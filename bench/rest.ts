@@ -10,10 +10,10 @@
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { loadConfig } from '../lib/config.ts';
-import { createSql } from '../lib/db.ts';
-import { migrate } from '../lib/migrate.ts';
-import { extrasOf, roundValue } from '../lib/rounds.ts';
-import { freePort, startService, uniqueId, waitFor } from '../tests/helpers/processes.ts';
+import { migrate } from '../lib/db/migrate.ts';
+import { createSql } from '../lib/db/pool.ts';
+import { extrasOf, roundValue } from '../rules/rounds/round.ts';
+import { freePort, startService, uniqueId, waitFor } from '../tests/support/processes.ts';
 import { report, syntheticRound } from './lib.ts';
 
 const { values } = parseArgs({

@@ -8,12 +8,12 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer } from 'kafkajs';
-import { decodeRound } from '../lib/rounds.ts';
-import { topicName } from '../lib/topics.ts';
-import { decodeWalletEvent } from '../lib/wallet/events.ts';
+import { topicName } from '../lib/log/topics.ts';
+import { decodeWalletEvent } from '../lib/log/wallet-events.ts';
+import { decodeRound } from '../rules/rounds/round.ts';
 import { planBet } from '../services/bots/plan.ts';
-import { waitFor } from '../tests/helpers/processes.ts';
-import { newPlayer, placeBet } from '../tests/helpers/wallet-players.ts';
+import { waitFor } from '../tests/support/processes.ts';
+import { newPlayer, placeBet } from '../tests/support/wallet-players.ts';
 import { percentile } from './lib.ts';
 import type { WalletStack } from './wallet-stack.ts';
 import { type BetTracker, endOf, finishedAt } from './wallet-track.ts';

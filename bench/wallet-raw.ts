@@ -2,14 +2,14 @@
  * Baseline of bench/wallet.ts: the operator sandbox's raw callback rate. Signed Register Bet +
  * Register Win pairs (form A) go straight to the sandbox over HTTP, `concurrency` pairs at a time
  * for `seconds`, each worker its own player (as the saga's per-player queues would). Bodies, signing
- * and the keep-alive client are the wallet saga's own (services/wallet-saga/bodies.ts buildRequest,
+ * and the keep-alive client are the wallet saga's own (rules/wallet/bodies.ts buildRequest,
  * http.ts createCallbackClient: Standard Webhooks via `standardwebhooks`), so the only thing left
  * out is the pipeline around the callbacks.
  */
-import type { BetContext } from '../lib/wallet/events.ts';
-import { buildRequest, type CallbackJob, type OperatorConfig } from '../services/wallet-saga/bodies.ts';
+import type { BetContext } from '../lib/log/wallet-events.ts';
+import { DEFAULT_RETRY_POLICY } from '../rules/retry/schedule.ts';
+import { buildRequest, type CallbackJob, type OperatorConfig } from '../rules/wallet/bodies.ts';
 import { createCallbackClient } from '../services/wallet-saga/http.ts';
-import { DEFAULT_RETRY_POLICY } from '../services/wallet-saga/retry-policy.ts';
 import { percentile } from './lib.ts';
 
 export interface RawOptions {

@@ -15,14 +15,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Admin, Kafka } from 'kafkajs';
 import { type Config, loadConfig } from '../lib/config.ts';
-import { createSql, type Sql } from '../lib/db.ts';
-import { gameBySlug } from '../lib/games.ts';
-import { createKafka } from '../lib/kafka.ts';
+import { migrate } from '../lib/db/migrate.ts';
+import { createSql, type Sql } from '../lib/db/pool.ts';
+import { createKafka } from '../lib/log/kafka.ts';
+import { ensureTopics, TOPICS, type TopicKey, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { migrate } from '../lib/migrate.ts';
-import { ensureTopics, TOPICS, type TopicKey, topicName } from '../lib/topics.ts';
+import { gameBySlug } from '../rules/games/catalog.ts';
+import type { RetryPolicy } from '../rules/retry/schedule.ts';
 import { registerSandboxOperator } from '../services/operator-sandbox/register.ts';
-import type { RetryPolicy } from '../services/wallet-saga/retry-policy.ts';
 import { walletEnv } from '../tests/browser/wallet-stack.ts';
 import {
   freePort,
@@ -31,7 +31,7 @@ import {
   statusOf,
   uniqueId,
   waitFor,
-} from '../tests/helpers/processes.ts';
+} from '../tests/support/processes.ts';
 
 export interface WalletStackOptions {
   /** The one game the round engine runs and the players bet on. */
@@ -120,7 +120,7 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
   const entries: Record<string, string> = {
     sandbox: 'services/operator-sandbox/main.ts',
     engine: 'services/round-engine/main.ts',
-    projector: 'projections/main.ts',
+    projector: 'services/projector/main.ts',
     api: 'services/api/main.ts',
     settlement: 'services/settlement/main.ts',
     saga: 'services/wallet-saga/main.ts',

@@ -10,8 +10,9 @@
  * "Settled" in the figures means the first two (issue 5 benchmark: bet callback, settlement, win
  * callback); rejected and cancelled bets are counted beside them.
  */
-import type { RoundFinished } from '../lib/rounds.ts';
-import type { WalletEvent } from '../lib/wallet/events.ts';
+
+import type { WalletEvent } from '../lib/log/wallet-events.ts';
+import type { RoundFinished } from '../rules/rounds/round.ts';
 
 /** One bet as the bench saw it; times are Unix ms. */
 export interface BetTrack {

@@ -3,7 +3,7 @@
  * lifecycle the saga and settlement can append (wallet-track.ts).
  */
 import { describe, expect, it } from 'vitest';
-import type { BetContext, WalletEvent } from '../lib/wallet/events.ts';
+import type { BetContext, WalletEvent } from '../lib/log/wallet-events.ts';
 import { BetTracker, endOf, finishedAt } from './wallet-track.ts';
 
 const bet: BetContext = {

@@ -17,8 +17,8 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { GAME_SLUGS } from '../lib/games.ts';
-import { setFaults } from '../tests/helpers/wallet-players.ts';
+import { GAME_SLUGS } from '../rules/games/catalog.ts';
+import { setFaults } from '../tests/support/wallet-players.ts';
 import { report, writeResults } from './lib.ts';
 import { type E2eOptions, type E2eResult, runPlayers, startCollector } from './wallet-e2e.ts';
 import { benchRawCallbacks } from './wallet-raw.ts';

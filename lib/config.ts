@@ -10,12 +10,12 @@
  * - TOPIC_PARTITIONS: partitions of topics the project creates (3).
  * - TOPIC_REPLICATION_FACTOR: replication factor of created topics (1).
  * - KAFKA_LAG_REFRESH_MS: period of every consumer's admin read of high-water marks for
- *   `kafka_consumer_lag` (lib/consumer-lag.ts), which moves the lag of idle or paused partitions (10000 ms).
+ *   `kafka_consumer_lag` (lib/log/consumer-lag.ts), which moves the lag of idle or paused partitions (10000 ms).
  * - DATABASE_URL: Postgres connection URL (postgres://casino:casino@127.0.0.1:55432/casino).
  * - DATABASE_SCHEMA: schema holding the read models and checkpoints (public).
  * - DATABASE_POOL_MAX: connections per process (10).
  * - DATABASE_STALL_MS: the API replaces its pool when a query has had no answer for this long, or after a
- *   connection error, so a Postgres restart gives 503s and then answers, never a hang (5000 ms; lib/healing-sql.ts).
+ *   connection error, so a Postgres restart gives 503s and then answers, never a hang (5000 ms; lib/db/healing-sql.ts).
  * - API_HOST / API_PORT: REST listener (127.0.0.1 / 8085); the pages reach it through the gateway on 8080.
  * - API_TRUST_PROXY: comma-separated addresses/CIDRs of reverse proxies whose X-Forwarded-For the API
  *   believes, so the per-IP limit counts the browser, not the gateway (127.0.0.1,::1; `none` = no proxy).
@@ -102,8 +102,8 @@
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { GAME_SLUGS } from '../rules/games/catalog.ts';
 import { ConfigError } from './errors.ts';
-import { GAME_SLUGS } from './games.ts';
 
 /** This file's directory. Deno, which also loads lib/ (services/edge-webtransport), types it `string | undefined`. */
 const HERE = import.meta.dirname as string;
@@ -289,7 +289,7 @@ export interface Config {
     readonly url: string;
     readonly schema: string;
     readonly poolMax: number;
-    /** A query with no answer for this long (ms) makes the API replace its pool (lib/healing-sql.ts). */
+    /** A query with no answer for this long (ms) makes the API replace its pool (lib/db/healing-sql.ts). */
     readonly stallMs: number;
   };
   readonly api: {

@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkBackwardCompatibility } from '../lib/schema-compat.ts';
+import { checkBackwardCompatibility } from '../lib/log/schema-compat.ts';
 import { GENERATED_FILE, generateTypes } from '../scripts/gen-types.ts';
 
 const SCHEMAS = resolve(import.meta.dirname);

@@ -1,14 +1,14 @@
 /**
- * Creates the project's topics (lib/topics.ts TOPICS) on the configured broker when missing;
+ * Creates the project's topics (lib/log/topics.ts TOPICS) on the configured broker when missing;
  * existing topics are left as they are. Partitions come from TOPIC_PARTITIONS, the namespace from
  * TOPIC_NAMESPACE (lib/config.ts). Used by scripts/infra.sh and the compose `init` service.
  *
  * Usage: `tsx scripts/create-topics.ts`. Exit 0 on success, 1 with the reason on stderr.
  */
 import { loadConfig } from '../lib/config.ts';
-import { createKafka } from '../lib/kafka.ts';
+import { createKafka } from '../lib/log/kafka.ts';
+import { ensureTopics, TOPICS, type TopicKey, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { ensureTopics, TOPICS, type TopicKey, topicName } from '../lib/topics.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -1,14 +1,14 @@
 /**
- * Applies the pending SQL migrations (projections/migrations, lib/migrate.ts) to the configured
+ * Applies the pending SQL migrations (lib/db/migrations, lib/db/migrate.ts) to the configured
  * database and schema (DATABASE_URL, DATABASE_SCHEMA). Safe to run concurrently and repeatedly:
  * an advisory lock serialises runs and applied versions are skipped.
  *
  * Usage: `tsx scripts/migrate.ts`. Exit 0 on success, 1 with the reason on stderr.
  */
 import { loadConfig } from '../lib/config.ts';
-import { createSql } from '../lib/db.ts';
+import { migrate } from '../lib/db/migrate.ts';
+import { createSql } from '../lib/db/pool.ts';
 import { createLogger } from '../lib/logger.ts';
-import { migrate } from '../lib/migrate.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -1,9 +1,9 @@
 /**
  * `npm run rebuild -- <read-model> [options]`: rebuilds a read model (rounds, api-keys, wallet) from
- * the log and swaps it in with no downtime (projections/rebuild/cli.ts has the options and exit
+ * the log and swaps it in with no downtime (services/projector/rebuild/cli.ts has the options and exit
  * statuses; docs/decisions.md "Issue 6 / Rebuild" the design).
  */
-import { runRebuildCli } from '../projections/rebuild/cli.ts';
+import { runRebuildCli } from '../services/projector/rebuild/cli.ts';
 
 process.exit(
   await runRebuildCli(process.argv.slice(2), {

@@ -8,7 +8,7 @@
  * Usage: `tsx scripts/register-sandbox.ts` after the migrations. Exit 0, or 1 with the reason.
  */
 import { loadConfig } from '../lib/config.ts';
-import { createSql } from '../lib/db.ts';
+import { createSql } from '../lib/db/pool.ts';
 import { createLogger } from '../lib/logger.ts';
 import { registerSandboxOperator } from '../services/operator-sandbox/register.ts';
 

@@ -70,7 +70,7 @@ setsid env "${service_env[@]}" node_modules/.bin/concurrently \
   --prefix-colors blue,magenta,green,cyan,yellow,white,gray,red,green,gray \
   --kill-signal SIGTERM \
   "node --import tsx services/round-engine/main.ts" \
-  "node --import tsx projections/main.ts" \
+  "node --import tsx services/projector/main.ts" \
   "node --import tsx services/api/main.ts" \
   "node --import tsx services/edge/main.ts" \
   "node_modules/.bin/deno run --unstable-net --allow-net --allow-read --allow-write=.data --allow-env --allow-sys services/edge-webtransport/main.ts" \

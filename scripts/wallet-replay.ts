@@ -7,7 +7,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../lib/config.ts';
-import { createKafka } from '../lib/kafka.ts';
+import { createKafka } from '../lib/log/kafka.ts';
 import { createLogger } from '../lib/logger.ts';
 import { replayParked } from '../services/wallet-saga/replay.ts';
 

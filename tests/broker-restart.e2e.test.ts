@@ -1,6 +1,6 @@
 /**
  * The round engine survives a broker restart without losing or duplicating a round (issue 2,
- * item 5): a PRIVATE Kafka (tests/helpers/private-infra.ts, never the shared one) is stopped with
+ * item 5): a PRIVATE Kafka (tests/support/private-infra.ts, never the shared one) is stopped with
  * `kafka.sh stop` for a few seconds while the engine appends, then started again; afterwards every
  * game's sequence in the log is consecutive and unique, and the hash chain links from each round
  * to the previous one. (A SIGKILLed broker under the whole platform: tests/drills/broker.e2e.test.ts.)
@@ -9,12 +9,12 @@ import { createHash } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config, loadConfig } from '../lib/config.ts';
-import { createKafka, partitionOffsets, readRange } from '../lib/kafka.ts';
+import { createKafka, partitionOffsets, readRange } from '../lib/log/kafka.ts';
+import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { decodeRound, type RoundFinished } from '../lib/rounds.ts';
-import { ensureTopics, topicName } from '../lib/topics.ts';
-import { type PrivateKafka, startPrivateKafka } from './helpers/private-infra.ts';
-import { type Service, startService, uniqueId, waitFor } from './helpers/processes.ts';
+import { decodeRound, type RoundFinished } from '../rules/rounds/round.ts';
+import { type PrivateKafka, startPrivateKafka } from './support/private-infra.ts';
+import { type Service, startService, uniqueId, waitFor } from './support/processes.ts';
 
 const ns = uniqueId('e2e-restart-');
 let broker: PrivateKafka | undefined;

@@ -1,6 +1,6 @@
 /**
  * docker-compose.yml stays in step with the deployables: every `services/<name>/main.ts` and the
- * projector (`projections/main.ts`) must have a compose service of that name running that entry,
+ * projector (`services/projector/main.ts`) must have a compose service of that name running that entry,
  * wired to the broker, the database and the one-shot `init`.
  *
  * The file is read through `docker compose config --format json` (Compose v2, which also validates
@@ -49,7 +49,7 @@ function deployables(root: string): Map<string, string> {
       out.set(entry.name, `services/${entry.name}/main.ts`);
     }
   }
-  out.set('projector', 'projections/main.ts');
+  out.set('projector', 'services/projector/main.ts');
   return out;
 }
 

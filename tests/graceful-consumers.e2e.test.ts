@@ -6,7 +6,7 @@
  * graceful-saga.e2e.test.ts. Shared broker and database, namespaces of their own.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { partitionOffsets } from '../lib/kafka.ts';
+import { partitionOffsets } from '../lib/log/kafka.ts';
 import {
   appendLoad,
   behind,
@@ -15,7 +15,8 @@ import {
   type LoadEnv,
   readModelProblems,
   rowCounts,
-} from '../projections/load-support.ts';
+} from './support/load.ts';
+import { freePort, type Service, startService, timedStop, waitFor, waitReady } from './support/processes.ts';
 import {
   createWalletTestEnv,
   placed,
@@ -23,8 +24,7 @@ import {
   succeeded,
   T0,
   type WalletTestEnv,
-} from '../services/settlement/test-support.ts';
-import { freePort, type Service, startService, timedStop, waitFor, waitReady } from './helpers/processes.ts';
+} from './support/settlement.ts';
 
 const BOUND_MS = 15_000;
 const started: Service[] = [];
@@ -51,7 +51,7 @@ describe('projector process (rounds, wallet and auth-keys projections) on SIGTER
     e = await createLoadEnv('graceful');
     await appendLoad(e, LOAD);
     const env = { ...e.env, PROJECTOR_PORT: '0' };
-    let child = start('projections/main.ts', env);
+    let child = start('services/projector/main.ts', env);
     await waitFor(
       'a first write',
       async () => ((await rowCounts(e as LoadEnv)).rounds > 0 ? true : undefined),
@@ -90,7 +90,7 @@ describe('projector process (rounds, wallet and auth-keys projections) on SIGTER
       await admin.disconnect();
     }
 
-    child = start('projections/main.ts', env);
+    child = start('services/projector/main.ts', env);
     await waitFor(
       'caught up',
       async () => ((await behind(e as LoadEnv)).length === 0 ? true : undefined),

@@ -8,9 +8,10 @@
  * real HTTP peer in this process; broker and Postgres are the shared ones.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { readRange } from '../lib/kafka.ts';
-import { topicName } from '../lib/topics.ts';
-import { decodeWalletEvent } from '../lib/wallet/events.ts';
+import { readRange } from '../lib/log/kafka.ts';
+import { topicName } from '../lib/log/topics.ts';
+import { decodeWalletEvent } from '../lib/log/wallet-events.ts';
+import { freePort, type Service, startService, timedStop, waitFor, waitReady } from './support/processes.ts';
 import {
   betPlaced,
   eventsOf,
@@ -18,8 +19,7 @@ import {
   startSagaEnv,
   startTestOperator,
   type TestOperator,
-} from '../services/wallet-saga/test-support.ts';
-import { freePort, type Service, startService, timedStop, waitFor, waitReady } from './helpers/processes.ts';
+} from './support/wallet-saga.ts';
 
 const BOUND_MS = 15_000;
 const USERS = ['g1', 'g2', 'g3', 'g4', 'g5', 'g6'];

@@ -12,9 +12,8 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { topicName } from '../lib/topics.ts';
-import { startWtEdge, type WtEdgeProcess } from '../services/edge-webtransport/test-support.ts';
-import { createDrillEnv, type DrillEnv, logGaps, recordCount, roundsInLog } from './helpers/drill.ts';
+import { topicName } from '../lib/log/topics.ts';
+import { createDrillEnv, type DrillEnv, logGaps, recordCount, roundsInLog } from './support/drill.ts';
 import {
   devCertDir,
   freePort,
@@ -24,7 +23,8 @@ import {
   uniqueId,
   waitFor,
   waitReady,
-} from './helpers/processes.ts';
+} from './support/processes.ts';
+import { startWtEdge, type WtEdgeProcess } from './support/webtransport.ts';
 
 const BOUND_MS = 15_000;
 const DRAIN_MS = 2000;

@@ -8,11 +8,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../lib/config.ts';
-import { createSql, type Sql } from '../lib/db.ts';
-import { createKafka, partitionOffsets } from '../lib/kafka.ts';
+import { createSql, type Sql } from '../lib/db/pool.ts';
+import { createKafka, partitionOffsets } from '../lib/log/kafka.ts';
+import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { ensureTopics, topicName } from '../lib/topics.ts';
-import { freePort, ROOT, type Service, startService, uniqueId, waitFor } from './helpers/processes.ts';
+import { freePort, ROOT, type Service, startService, uniqueId, waitFor } from './support/processes.ts';
 
 const run = promisify(execFile);
 const ns = uniqueId('e2e-main-');
@@ -55,7 +55,7 @@ beforeAll(async () => {
     RATE_LIMIT_MAX: '100000',
   };
   services.api = startService('services/api/main.ts', env);
-  services.projector = startService('projections/main.ts', env);
+  services.projector = startService('services/projector/main.ts', env);
   services.engine = startService('services/round-engine/main.ts', env);
   sql = createSql(config, { max: 2 });
 });
@@ -126,7 +126,7 @@ describe('main job', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(await services.projector?.stop('SIGKILL')).toBe('SIGKILL');
     await new Promise((r) => setTimeout(r, 2000)); // rounds keep coming while it is down
-    services.projector = startService('projections/main.ts', env);
+    services.projector = startService('services/projector/main.ts', env);
     await new Promise((r) => setTimeout(r, 2000));
     await services.engine?.stop('SIGTERM');
 

@@ -11,22 +11,21 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { parse } from 'yaml';
-import { createSql } from '../lib/db.ts';
-import type { GameSlug } from '../lib/games.ts';
-import type { RoundFinished, StreamRound } from '../lib/rounds.ts';
-import { ensureTopics, TOPICS, type TopicKey, topicName } from '../lib/topics.ts';
-import { createTestLog, round, type TestLog, until } from '../services/edge/test-support.ts';
+import { createSql } from '../lib/db/pool.ts';
+import { ensureTopics, TOPICS, type TopicKey, topicName } from '../lib/log/topics.ts';
+import type { GameSlug } from '../rules/games/catalog.ts';
+import type { RoundFinished, StreamRound } from '../rules/rounds/round.ts';
 import { createDataStreamClient } from '../services/edge/transports/grpc/proto.ts';
-import { track } from '../services/edge/transports/grpc/test-support.ts';
-import { openSse, type SseClient } from '../services/edge/transports/sse/sse-client.ts';
-import { sampleValue } from './helpers/metrics.ts';
+import { createTestLog, round, type TestLog, until } from './support/edge.ts';
+import { track } from './support/grpc.ts';
+import { sampleValue } from './support/metrics.ts';
 import {
   type LocalNginx,
   NGINX_BIN,
   PROXY_TEMPLATE,
   startNginx,
   templateVariables,
-} from './helpers/nginx.ts';
+} from './support/nginx.ts';
 import {
   devCertDir,
   freePort,
@@ -37,7 +36,8 @@ import {
   uniqueId,
   waitFor,
   waitReady,
-} from './helpers/processes.ts';
+} from './support/processes.ts';
+import { openSse, type SseClient } from './support/sse-client.ts';
 
 interface EdgeProc {
   svc: Service;

@@ -13,8 +13,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type StackWithWallet, startStack } from './browser/stack.ts';
-import { waitFor, waitReady } from './helpers/processes.ts';
-import { faultsLeft, ledger, type Player, placeBet, setFaults } from './helpers/wallet-players.ts';
+import { waitFor, waitReady } from './support/processes.ts';
 import {
   balanceRow,
   betOnFreshRound,
@@ -24,7 +23,8 @@ import {
   STAKE,
   TRIO_COLORS,
   trio,
-} from './wallet-faults-support.ts';
+} from './support/wallet-faults.ts';
+import { faultsLeft, ledger, type Player, placeBet, setFaults } from './support/wallet-players.ts';
 
 let stack: StackWithWallet;
 

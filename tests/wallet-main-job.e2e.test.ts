@@ -8,9 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StackWithWallet, startStack } from './browser/stack.ts';
-import { waitFor } from './helpers/processes.ts';
-import { ledger } from './helpers/wallet-players.ts';
-import { balanceRow, expectSettled } from './wallet-faults-support.ts';
+import { waitFor } from './support/processes.ts';
+import { balanceRow, expectSettled } from './support/wallet-faults.ts';
+import { ledger } from './support/wallet-players.ts';
 
 /** Bot i plays GAME_SLUGS[i % 4]; bot-3 (i = 2, slot) is the demo one (services/bots/bots.ts). */
 const PLAYERS = 4;

@@ -5,10 +5,10 @@
  */
 import type { Producer } from 'kafkajs';
 import type { KeyCreated, KeyDeleted, KeyRevoked } from '../../schemas/generated/avro.ts';
-import { decode, encode } from '../codec.ts';
 import type { Config } from '../config.ts';
 import { DecodeError } from '../errors.ts';
-import { topicName } from '../topics.ts';
+import { decode, encode } from '../log/codec.ts';
+import { topicName } from '../log/topics.ts';
 
 export type { KeyCreated, KeyDeleted, KeyRevoked };
 

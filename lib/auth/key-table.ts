@@ -9,10 +9,10 @@ import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.ts';
-import { trackConsumerLag } from '../consumer-lag.ts';
 import { UnavailableError } from '../errors.ts';
+import { trackConsumerLag } from '../log/consumer-lag.ts';
+import { ensureTopics, topicName } from '../log/topics.ts';
 import type { Logger } from '../logger.ts';
-import { ensureTopics, topicName } from '../topics.ts';
 import { decodeKeyEvent, type KeyEvent, type LogPosition } from './key-events.ts';
 import { loadTokenSecret } from './token-secret.ts';
 
@@ -132,7 +132,7 @@ export interface KeyTable extends KeyLookup {
  * Creates the topic when missing, starts the consumer and resolves once the table holds every record
  * present at start.
  * @param deps.tokenSecret the signing secret; default loadTokenSecret(config.auth).
- * @param deps.registry where `kafka_consumer_lag{consumer="key-table"}` goes (lib/consumer-lag.ts); none: not measured.
+ * @param deps.registry where `kafka_consumer_lag{consumer="key-table"}` goes (lib/log/consumer-lag.ts); none: not measured.
  * @throws UnavailableError when catching up takes longer than `readyTimeoutMs` (default 30000).
  */
 export async function startKeyTable(deps: {

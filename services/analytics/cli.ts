@@ -18,10 +18,10 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import type { Kafka } from 'kafkajs';
 import { loadConfig } from '../../lib/config.ts';
 import { AppError } from '../../lib/errors.ts';
-import { GAME_SLUGS, type GameSlug, gameBySlug } from '../../lib/games.ts';
-import { createKafka } from '../../lib/kafka.ts';
+import { createKafka } from '../../lib/log/kafka.ts';
+import { topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { topicName } from '../../lib/topics.ts';
+import { GAME_SLUGS, type GameSlug, gameBySlug } from '../../rules/games/catalog.ts';
 import { writeCharts } from './charts/index.ts';
 import { AnalyticsInputError, LogUnavailableError } from './errors.ts';
 import { toCsv } from './format-csv.ts';

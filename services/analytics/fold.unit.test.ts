@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { encodeRound, type RoundFinished } from '../../lib/rounds.ts';
+import { encodeRound, type RoundFinished } from '../../rules/rounds/round.ts';
+import { chainSource, RoundMaker } from '../../tests/support/analytics.ts';
 import { ReplayFold } from './fold.ts';
 import { CSV_HEADER, toCsv } from './format-csv.ts';
 import { textTable, toTable } from './format-table.ts';
-import { chainSource, RoundMaker } from './test-support.ts';
 
 const META = {
   topic: 't-rounds',

@@ -1,6 +1,6 @@
 /**
  * Checks the provably-fair proof of every round of a replay, in log order, with the round
- * engine's own verification (services/round-engine/verify.ts): the revealed hash is in the
+ * engine's own verification (rules/fairness/verify.ts): the revealed hash is in the
  * committed chain, and the recorded result is the one the hash gives.
  *
  * Cost: a round whose chain predecessor (or any earlier round of the same chain) passed is
@@ -11,9 +11,9 @@
  * tampered record does not make its successors fail.
  */
 import { AppError } from '../../lib/errors.ts';
-import type { GameSlug } from '../../lib/games.ts';
-import type { RoundFinished } from '../../lib/rounds.ts';
-import { verifyRound } from '../round-engine/verify.ts';
+import { verifyRound } from '../../rules/fairness/verify.ts';
+import type { GameSlug } from '../../rules/games/catalog.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
 
 /** Failing rounds listed in a report; the counts stay exact beyond it. */
 export const MAX_LISTED = 1000;

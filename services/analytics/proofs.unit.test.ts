@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { RoundFinished } from '../../lib/rounds.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
+import { chainSource, RoundMaker } from '../../tests/support/analytics.ts';
 import { MAX_LISTED, ProofChecker } from './proofs.ts';
-import { chainSource, RoundMaker } from './test-support.ts';
 
 const SEED = Buffer.alloc(32, 7);
 

@@ -5,8 +5,8 @@
  */
 import type { Kafka } from 'kafkajs';
 import { AppError } from '../../lib/errors.ts';
-import type { GameSlug } from '../../lib/games.ts';
-import { readRange } from '../../lib/kafka.ts';
+import { readRange } from '../../lib/log/kafka.ts';
+import type { GameSlug } from '../../rules/games/catalog.ts';
 import { LogUnavailableError } from './errors.ts';
 import { type AnalyticsReport, ReplayFold } from './fold.ts';
 import { type Bound, type ResolvedRange, resolveRange } from './range.ts';

@@ -3,7 +3,7 @@
  * OpenAPI document, health, readiness, metrics, the dashboard, and a Postgres outage.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from './test-support.ts';
+import { startTestApi, type TestApi } from '../../tests/support/api.ts';
 
 const CORS = {
   'access-control-allow-origin': '*',

@@ -13,7 +13,7 @@ import type { Producer } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { KeyTable } from '../../lib/auth/key-table.ts';
 import type { Config } from '../../lib/config.ts';
-import type { Sql } from '../../lib/db.ts';
+import type { Sql } from '../../lib/db/pool.ts';
 import { type Logger, redactUrl } from '../../lib/logger.ts';
 import { accessRoutes } from './access/routes.ts';
 import { authHook, LastUsed } from './auth/guard.ts';
@@ -30,7 +30,7 @@ import { roundsRoutes } from './rounds/routes.ts';
 
 export interface ApiDeps {
   readonly config: Config;
-  /** Pool bound to the read-model schema (lib/db.ts createSql); owned and closed by the caller. */
+  /** Pool bound to the read-model schema (lib/db/pool.ts createSql); owned and closed by the caller. */
   readonly sql: Sql;
   readonly logger: Logger;
   /** How long /ready waits for `select 1`, in ms (default 1000). */

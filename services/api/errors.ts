@@ -6,7 +6,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError } from 'fastify';
-import { isConnectionError } from '../../lib/db.ts';
+import { isConnectionError } from '../../lib/db/pool.ts';
 import { AppError, UnavailableError } from '../../lib/errors.ts';
 
 /** Malformed request input (path parameter or query); answered 400 with the message as `error`. */
@@ -118,7 +118,7 @@ export interface ErrorReply {
  * - NotFoundError → 404; GoneError → 410; InsufficientFundsError → 402
  * - BadGatewayError → 502 with its own message (it names the operator's failure, nothing internal)
  * - RateLimitedError → 429
- * - UnavailableError or a database connection error (lib/db.ts isConnectionError) → 503
+ * - UnavailableError or a database connection error (lib/db/pool.ts isConnectionError) → 503
  * - other 4xx errors raised by fastify itself (e.g. 415, 413) → their status and message
  * - anything else → 500
  */

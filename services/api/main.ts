@@ -1,18 +1,18 @@
 /**
  * REST API process: reads config, connects to Postgres, applies pending migrations (so the API
- * can start before the projector), serves from a self-healing pool (lib/healing-sql.ts), listens,
+ * can start before the projector), serves from a self-healing pool (lib/db/healing-sql.ts), listens,
  * and shuts down gracefully on SIGINT/SIGTERM.
  */
 
 import { startKeyTable } from '../../lib/auth/key-table.ts';
 import { loadConfig } from '../../lib/config.ts';
-import { createSql } from '../../lib/db.ts';
-import { createHealingSql } from '../../lib/healing-sql.ts';
-import { createKafka } from '../../lib/kafka.ts';
+import { createHealingSql } from '../../lib/db/healing-sql.ts';
+import { migrateWhenReachable } from '../../lib/db/migrate.ts';
+import { createSql } from '../../lib/db/pool.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
+import { createKafka } from '../../lib/log/kafka.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
-import { migrateWhenReachable } from '../../lib/migrate.ts';
 import { buildApi } from './app.ts';
 import { ensureAdminKey } from './auth/bootstrap.ts';
 import { LastUsed } from './auth/guard.ts';

@@ -5,9 +5,9 @@
  * (/ready with Postgres down is in app.int.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { samplesOf, sampleValue } from '../../tests/helpers/metrics.ts';
-import { waitFor } from '../../tests/helpers/processes.ts';
-import { type AuthTestApi, startAuthTestApi } from './auth/test-support.ts';
+import { type AuthTestApi, startAuthTestApi } from '../../tests/support/auth.ts';
+import { samplesOf, sampleValue } from '../../tests/support/metrics.ts';
+import { waitFor } from '../../tests/support/processes.ts';
 
 let t: AuthTestApi;
 const scrape = async () => (await t.app.inject('/metrics')).body;

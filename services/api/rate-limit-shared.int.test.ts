@@ -13,9 +13,9 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { sampleValue } from '../../tests/helpers/metrics.ts';
-import { freePort, waitFor } from '../../tests/helpers/processes.ts';
-import { startTestApi, type TestApi } from './test-support.ts';
+import { startTestApi, type TestApi } from '../../tests/support/api.ts';
+import { sampleValue } from '../../tests/support/metrics.ts';
+import { freePort, waitFor } from '../../tests/support/processes.ts';
 
 const LOCAL_REDIS = loadConfig(process.env).api.rateLimitRedisUrl || 'redis://127.0.0.1:56379';
 const MAX = 6;
@@ -44,7 +44,7 @@ async function metric(t: TestApi, name: string): Promise<number> {
   return value;
 }
 
-/** Polls `check` every 50 ms until it holds (tests/helpers/processes.ts waitFor). */
+/** Polls `check` every 50 ms until it holds (tests/support/processes.ts waitFor). */
 const until = (what: string, check: () => Promise<boolean>, timeoutMs: number) =>
   waitFor(what, async () => ((await check()) ? true : undefined), timeoutMs, 50);
 

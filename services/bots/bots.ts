@@ -12,9 +12,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { z } from 'zod';
 import type { Config } from '../../lib/config.ts';
-import { GAME_SLUGS, type GameSlug } from '../../lib/games.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
+import { GAME_SLUGS, type GameSlug } from '../../rules/games/catalog.ts';
 import { pauseMs, planBet } from './plan.ts';
 
 export interface BotsDeps {

@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
+import type { OpsServer } from '../../lib/http/ops.ts';
 import { createLogger } from '../../lib/logger.ts';
-import type { OpsServer } from '../../lib/ops-http.ts';
-import { sampleValue } from '../../tests/helpers/metrics.ts';
-import { waitFor } from '../../tests/helpers/processes.ts';
+import { sampleValue } from '../../tests/support/metrics.ts';
+import { waitFor } from '../../tests/support/processes.ts';
 import { type Bots, buildBots } from './bots.ts';
 import { startBotsOps } from './ops.ts';
 

@@ -1,11 +1,11 @@
 /**
- * The bots' operations endpoints (lib/ops-http.ts) on API_HOST:BOTS_HTTP_PORT: /health while the
+ * The bots' operations endpoints (lib/http/ops.ts) on API_HOST:BOTS_HTTP_PORT: /health while the
  * process runs, /ready once the bots read the operator file and started (503 while main.ts still
  * waits for it), /metrics with `service="bots"` (sessions opened, bets placed, failed requests,
  * bots running, process metrics).
  */
 import type { Config } from '../../lib/config.ts';
-import { type OpsServer, startOpsServer } from '../../lib/ops-http.ts';
+import { type OpsServer, startOpsServer } from '../../lib/http/ops.ts';
 import type { Bots } from './bots.ts';
 
 /**

@@ -2,7 +2,7 @@
  * What a simulated player does next (pure: randomness comes in as a function returning [0, 1)).
  * Stakes are whole cents from 0.10 to 5.00; selections are spread over every choice of the game.
  */
-import type { GameSlug } from '../../lib/games.ts';
+import type { GameSlug } from '../../rules/games/catalog.ts';
 
 /** A bet as POST /play/bets takes it: `amount` in major units, the per-game selection. */
 export interface PlannedBet {

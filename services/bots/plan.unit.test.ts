@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GAME_SLUGS } from '../../lib/games.ts';
+import { GAME_SLUGS } from '../../rules/games/catalog.ts';
 import { pauseMs, planBet } from './plan.ts';
 
 /** A deterministic [0, 1) sequence (mulberry32) so the test sees the same bets every run. */

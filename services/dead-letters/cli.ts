@@ -12,7 +12,7 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { Kafka } from 'kafkajs';
 import { type Config, loadConfig } from '../../lib/config.ts';
-import { createKafka } from '../../lib/kafka.ts';
+import { createKafka } from '../../lib/log/kafka.ts';
 import { createLogger, type Logger } from '../../lib/logger.ts';
 import { DeadLetterError } from './errors.ts';
 import { formatList, listDeadLetters, showDeadLetter } from './inspect.ts';

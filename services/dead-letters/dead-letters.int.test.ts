@@ -6,20 +6,16 @@
  * malformed arguments, a missing topic) is refused with a clear message and appends nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { partitionOffsets, readRange } from '../../lib/kafka.ts';
+import { partitionOffsets, readRange } from '../../lib/log/kafka.ts';
+import { ensureTopics, topicName } from '../../lib/log/topics.ts';
+import { encodeEvent, type WalletEvent } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { encodeRound } from '../../lib/rounds.ts';
-import { ensureTopics, topicName } from '../../lib/topics.ts';
-import { encodeEvent, type WalletEvent } from '../../lib/wallet/events.ts';
-import {
-  buildRoundsProjector,
-  ROUNDS_PROJECTION,
-  type RoundsProjector,
-} from '../../projections/projector.ts';
-import { deadLetterMessage } from '../../projections/rounds/decode.ts';
-import { createTestEnv, roundMessage, sampleRound, type TestEnv } from '../../projections/test-support.ts';
-import { waitFor } from '../../tests/helpers/processes.ts';
-import { placed } from '../settlement/test-support.ts';
+import { encodeRound } from '../../rules/rounds/round.ts';
+import { waitFor } from '../../tests/support/processes.ts';
+import { createTestEnv, roundMessage, sampleRound, type TestEnv } from '../../tests/support/projector.ts';
+import { placed } from '../../tests/support/settlement.ts';
+import { buildRoundsProjector, ROUNDS_PROJECTION, type RoundsProjector } from '../projector/projector.ts';
+import { deadLetterMessage } from '../projector/rounds/decode.ts';
 import { replayParked } from '../wallet-saga/replay.ts';
 import { runDeadLettersCli } from './cli.ts';
 

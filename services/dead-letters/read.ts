@@ -1,14 +1,14 @@
 /**
- * Reading dead-letter topics and the replay ledger straight from the log (lib/kafka.ts readRange:
+ * Reading dead-letter topics and the replay ledger straight from the log (lib/log/kafka.ts readRange:
  * a throw-away consumer group that commits nothing). Dead-letter topics are small (a record per
  * failure), so every command reads the whole retained range; the ledger (`dead-letters.replays`)
  * says which records were already replayed.
  */
 import type { Kafka } from 'kafkajs';
-import { decode } from '../../lib/codec.ts';
 import type { Config } from '../../lib/config.ts';
-import { readRange } from '../../lib/kafka.ts';
-import { topicName } from '../../lib/topics.ts';
+import { decode } from '../../lib/log/codec.ts';
+import { readRange } from '../../lib/log/kafka.ts';
+import { topicName } from '../../lib/log/topics.ts';
 import type { DeadLetterReplayed } from '../../schemas/generated/avro.ts';
 import { DeadLetterError } from './errors.ts';
 import { type DeadLetterInfo, type DeadLetterTopic, headerStrings } from './topics.ts';

@@ -11,10 +11,10 @@
  * (`on conflict do nothing`), the operator answers a repeated provider_tx_id with its first answer.
  */
 import type { Kafka } from 'kafkajs';
-import { encode } from '../../lib/codec.ts';
 import type { Config } from '../../lib/config.ts';
+import { encode } from '../../lib/log/codec.ts';
+import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { ensureTopics, topicName } from '../../lib/topics.ts';
 import { DeadLetterError } from './errors.ts';
 import { type DeadLetter, ledgerKey, REPLAYED_SUBJECT, rangeHint, readDeadLetters } from './read.ts';
 import { deadLetterTopic } from './topics.ts';

@@ -4,17 +4,17 @@
  * replay), and how its value decodes:
  * - `rounds.dead-letter`: records of `rounds` the rounds projector could not decode; the original
  *   headers plus `dlq-reason`, `dlq-topic`, `dlq-partition`, `dlq-offset`, `dlq-projection`
- *   (projections/rounds/decode.ts).
+ *   (services/projector/rounds/decode.ts).
  * - `wallet-transactions.dead-letter`: events whose operator callback the wallet saga parked;
  *   headers `reason`, `attempts`, `kind`, `tx-id`, `source-topic`, `source-partition`,
  *   `source-offset` (services/wallet-saga/executor.ts).
  */
 import type { IHeaders } from 'kafkajs';
 import type { Config } from '../../lib/config.ts';
-import { decodeRound } from '../../lib/rounds.ts';
-import { TOPICS, type TopicKey } from '../../lib/topics.ts';
-import { decodeWalletEvent } from '../../lib/wallet/events.ts';
-import { DLQ_HEADERS } from '../../projections/rounds/decode.ts';
+import { TOPICS, type TopicKey } from '../../lib/log/topics.ts';
+import { decodeWalletEvent } from '../../lib/log/wallet-events.ts';
+import { decodeRound } from '../../rules/rounds/round.ts';
+import { DLQ_HEADERS } from '../projector/rounds/decode.ts';
 import { DeadLetterError } from './errors.ts';
 
 /** What a dead-letter record says about itself, whatever its topic. */

@@ -6,12 +6,12 @@
  */
 import { startKeyTable } from '../../lib/auth/key-table.ts';
 import type { Config } from '../../lib/config.ts';
-import { createKafka } from '../../lib/kafka.ts';
+import { createKafka } from '../../lib/log/kafka.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { createStreamAccess, type StreamAccess } from '../edge/access.ts';
-import { FanOutHub } from '../edge/hub.ts';
-import { initProtocolSeries } from '../edge/metrics.ts';
-import { createRoundSource, type RoundSource } from '../edge/source.ts';
+import { createStreamAccess, type StreamAccess } from '../../lib/stream/access.ts';
+import { FanOutHub } from '../../lib/stream/hub.ts';
+import { initProtocolSeries } from '../../lib/stream/metrics.ts';
+import { createRoundSource, type RoundSource } from '../../lib/stream/source.ts';
 import { type CertificateInfo, loadCertificate } from './cert.ts';
 import { createHttpHandler } from './http.ts';
 import { createWtMetrics, PROTOCOL, type WtMetrics } from './metrics.ts';

@@ -1,10 +1,10 @@
 /**
- * Prometheus metrics of the WebTransport edge: the edge's common set (services/edge/metrics.ts,
+ * Prometheus metrics of the WebTransport edge: the edge's common set (lib/stream/metrics.ts,
  * label `protocol="webtransport"`; `edge_subscribers` = open sessions, `edge_deliveries_total` =
  * datagrams handed to QUIC) plus the figures only this transport has.
  */
 import { Counter } from 'prom-client';
-import { createEdgeMetrics, type EdgeMetrics } from '../edge/metrics.ts';
+import { createEdgeMetrics, type EdgeMetrics } from '../../lib/stream/metrics.ts';
 
 /** The `protocol` label value of this transport. */
 export const PROTOCOL = 'webtransport';

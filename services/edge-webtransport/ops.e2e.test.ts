@@ -6,10 +6,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syntheticRound } from '../../bench/lib.ts';
-import { encodeRound } from '../../lib/rounds.ts';
-import { topicName } from '../../lib/topics.ts';
-import { parseMetrics, samplesOf } from '../../tests/helpers/metrics.ts';
-import { createWtTestBed, startWtEdge, type WtEdgeProcess, type WtTestBed, waitFor } from './test-support.ts';
+import { topicName } from '../../lib/log/topics.ts';
+import { encodeRound } from '../../rules/rounds/round.ts';
+import { parseMetrics, samplesOf } from '../../tests/support/metrics.ts';
+import {
+  createWtTestBed,
+  startWtEdge,
+  type WtEdgeProcess,
+  type WtTestBed,
+  waitFor,
+} from '../../tests/support/webtransport.ts';
 
 let bed: WtTestBed;
 let edge: WtEdgeProcess;

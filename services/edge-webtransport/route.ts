@@ -1,11 +1,11 @@
 /**
  * The WebTransport address of DESIGN.md: `https://{host}:4433/wt?game=<slug>` or
  * `?type=<type>`, credential in `token=` (read by the access-control issue; ignored until then).
- * Statuses and texts match the other transports (services/edge/selection.ts): malformed → 400,
+ * Statuses and texts match the other transports (lib/stream/selection.ts): malformed → 400,
  * well-formed but unknown → 404, any other path → 404. A refused request never becomes a session.
  */
-import type { Selection } from '../edge/hub.ts';
-import { parseGameSelection, parseTypeSelection } from '../edge/selection.ts';
+import type { Selection } from '../../lib/stream/hub.ts';
+import { parseGameSelection, parseTypeSelection } from '../../lib/stream/selection.ts';
 
 export const WT_PATH = '/wt';
 

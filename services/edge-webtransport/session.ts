@@ -4,8 +4,8 @@
  * are unreliable and unordered by design; a round that does not fit the path's datagram size is
  * dropped and counted (ours are about 250 bytes against a QUIC minimum of about 1,150).
  */
-import type { Delivery, Selection, Subscription } from '../edge/hub.ts';
-import { reportedType } from '../edge/hub.ts';
+import type { Delivery, Selection, Subscription } from '../../lib/stream/hub.ts';
+import { reportedType } from '../../lib/stream/hub.ts';
 import { buildDatagram, CAPSULE, encodeTlv, FRAME, readTlv } from './h3/frames.ts';
 import type { TlvReader } from './h3/reader.ts';
 import { concatBytes, encodeVarint } from './h3/varint.ts';

@@ -12,9 +12,9 @@
 import type { Principal } from '../../lib/auth/verifier.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { HTTP_ERROR, type StreamAccess } from '../edge/access.ts';
-import type { FanOutHub, Selection } from '../edge/hub.ts';
-import { selectionLabel } from '../edge/selection.ts';
+import { HTTP_ERROR, type StreamAccess } from '../../lib/stream/access.ts';
+import type { FanOutHub, Selection } from '../../lib/stream/hub.ts';
+import { selectionLabel } from '../../lib/stream/selection.ts';
 import type { CertificateInfo } from './cert.ts';
 import {
   acceptWebTransport,

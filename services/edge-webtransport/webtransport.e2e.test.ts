@@ -14,10 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syntheticRound } from '../../bench/lib.ts';
 import { appendKeyEvent } from '../../lib/auth/key-events.ts';
 import type { Config } from '../../lib/config.ts';
-import { encodeRound, type RoundFinished, toStreamForm } from '../../lib/rounds.ts';
-import { topicName } from '../../lib/topics.ts';
-import { type TestKey, testKey } from '../edge/auth-test-support.ts';
-import { redactToken } from './route.ts';
+import { topicName } from '../../lib/log/topics.ts';
+import { encodeRound, type RoundFinished, toStreamForm } from '../../rules/rounds/round.ts';
+import { type TestKey, testKey } from '../../tests/support/credentials.ts';
 import {
   BROWSER_ARGS,
   CHROMIUM,
@@ -32,7 +31,8 @@ import {
   type WtEdgeProcess,
   type WtTestBed,
   waitFor,
-} from './test-support.ts';
+} from '../../tests/support/webtransport.ts';
+import { redactToken } from './route.ts';
 
 let bed: WtTestBed;
 let config: Config;

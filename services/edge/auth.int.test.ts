@@ -5,9 +5,7 @@
  * and gRPC; edge `off` requires none (a credential that is present is still checked).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AttemptOptions, attempt, type StreamProto } from './auth-clients.ts';
-import { type TestKey, testKey } from './auth-test-support.ts';
-import type { Edge } from './edge.ts';
+import { type TestKey, testKey } from '../../tests/support/credentials.ts';
 import {
   createTestLog,
   metricValue,
@@ -16,7 +14,9 @@ import {
   type TestLog,
   until,
   untilKey,
-} from './test-support.ts';
+} from '../../tests/support/edge.ts';
+import { type AttemptOptions, attempt, type StreamProto } from '../../tests/support/stream-clients.ts';
+import type { Edge } from './edge.ts';
 
 const ORIGIN = 'https://casino.example';
 const PROTOS: StreamProto[] = ['ws', 'sse', 'grpc', 'grpc-proxy'];

@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { GameSlug } from '../../lib/games.ts';
-import type { RoundFinished, StreamRound } from '../../lib/rounds.ts';
-import { freePort, type Service, startService, uniqueId, waitFor } from '../../tests/helpers/processes.ts';
-import { createTestLog, round, type TestLog, until } from './test-support.ts';
-import { openSse, type SseClient } from './transports/sse/sse-client.ts';
+import type { GameSlug } from '../../rules/games/catalog.ts';
+import type { RoundFinished, StreamRound } from '../../rules/rounds/round.ts';
+import { createTestLog, round, type TestLog, until } from '../../tests/support/edge.ts';
+import { freePort, type Service, startService, uniqueId, waitFor } from '../../tests/support/processes.ts';
+import { openSse, type SseClient } from '../../tests/support/sse-client.ts';
 
 interface Proc {
   readonly svc: Service;

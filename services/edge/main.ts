@@ -4,7 +4,7 @@
  */
 
 import { loadConfig } from '../../lib/config.ts';
-import { createSql } from '../../lib/db.ts';
+import { createSql } from '../../lib/db/pool.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildEdge, type Edge } from './edge.ts';

@@ -5,12 +5,12 @@
  * HTTP listener opens only once the source is live, so /ready is never seen 503 before the join.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { samplesOf, sampleValue } from '../../tests/helpers/metrics.ts';
-import { waitFor } from '../../tests/helpers/processes.ts';
+import { createTestLog, round, startEdge, type TestLog, until } from '../../tests/support/edge.ts';
+import { samplesOf, sampleValue } from '../../tests/support/metrics.ts';
+import { waitFor } from '../../tests/support/processes.ts';
+import { openSse } from '../../tests/support/sse-client.ts';
 import type { Edge } from './edge.ts';
-import { createTestLog, round, startEdge, type TestLog, until } from './test-support.ts';
 import { createSseTransport } from './transports/sse/sse.ts';
-import { openSse } from './transports/sse/sse-client.ts';
 
 let log: TestLog;
 let edge: Edge;

@@ -5,10 +5,10 @@
  * that were open with it (WebSocket 1008).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, type Service, startService, uniqueId, waitFor } from '../../tests/helpers/processes.ts';
-import { attempt, type EdgePorts } from './auth-clients.ts';
-import { testKey } from './auth-test-support.ts';
-import { createTestLog, type TestLog } from './test-support.ts';
+import { testKey } from '../../tests/support/credentials.ts';
+import { createTestLog, type TestLog } from '../../tests/support/edge.ts';
+import { freePort, type Service, startService, uniqueId, waitFor } from '../../tests/support/processes.ts';
+import { attempt, type EdgePorts } from '../../tests/support/stream-clients.ts';
 
 interface Proc {
   readonly svc: Service;

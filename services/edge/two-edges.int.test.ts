@@ -5,12 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { GameSlug } from '../../lib/games.ts';
-import type { RoundFinished, StreamRound } from '../../lib/rounds.ts';
+import type { GameSlug } from '../../rules/games/catalog.ts';
+import type { RoundFinished, StreamRound } from '../../rules/rounds/round.ts';
+import { createTestLog, round, startEdge, type TestLog, until } from '../../tests/support/edge.ts';
+import { openSse, type SseClient } from '../../tests/support/sse-client.ts';
 import type { Edge } from './edge.ts';
-import { createTestLog, round, startEdge, type TestLog, until } from './test-support.ts';
 import { createSseTransport } from './transports/sse/sse.ts';
-import { openSse, type SseClient } from './transports/sse/sse-client.ts';
 import { createWsTransport } from './transports/ws/ws.ts';
 
 function wsFrames(edge: Edge, path: string): Promise<{ ws: WebSocket; got: StreamRound[] }> {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { loadConfig } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { samplesOf, sampleValue } from '../../tests/helpers/metrics.ts';
+import { samplesOf, sampleValue } from '../../tests/support/metrics.ts';
 import { buildGateway, type Gateway } from './gateway.ts';
 
 const logger = createLogger('gateway-test', 'silent');

@@ -12,8 +12,8 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Config } from '../../lib/config.ts';
+import type { Readiness } from '../../lib/http/ops.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
-import type { Readiness } from '../../lib/ops-http.ts';
 
 /** How long /ready waits for each upstream's /health, ms. */
 const PROBE_TIMEOUT_MS = 1000;

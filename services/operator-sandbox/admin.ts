@@ -10,8 +10,8 @@
  * Amounts are minor units (integers); `balance` is the decimal string the callbacks answer.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Sql } from '../../lib/db.ts';
-import { toDecimalString } from '../../lib/wallet/money.ts';
+import type { Sql } from '../../lib/db/pool.ts';
+import { toDecimalString } from '../../rules/money/money.ts';
 import { errorBody, SandboxError } from './errors.ts';
 import { type FaultInjector, faultRulesSchema } from './faults.ts';
 import { check, parseJson } from './wire.ts';

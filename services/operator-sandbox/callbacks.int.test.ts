@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../../lib/migrate.ts';
-import { SANDBOX_MIGRATIONS_DIR } from './app.ts';
+import { migrate } from '../../lib/db/migrate.ts';
 import {
   balanceBody,
   betBody,
@@ -9,7 +8,8 @@ import {
   startTestSandbox,
   type TestSandbox,
   winABody,
-} from './test-support.ts';
+} from '../../tests/support/sandbox.ts';
+import { SANDBOX_MIGRATIONS_DIR } from './app.ts';
 
 const MOVE_KEYS = ['new_balance', 'old_balance', 'operator_tx_id'];
 const ECHO_KEYS = [...MOVE_KEYS, 'currency', 'provider', 'provider_tx_id', 'user_id'].sort();

@@ -7,8 +7,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Webhook } from 'standardwebhooks';
-import type { Sql } from '../../lib/db.ts';
-import { FORM_B_REWARDS_PATH, FORM_B_ROLLBACK_PATH } from '../wallet-saga/bodies.ts';
+import type { Sql } from '../../lib/db/pool.ts';
+import { FORM_B_REWARDS_PATH, FORM_B_ROLLBACK_PATH } from '../../rules/wallet/bodies.ts';
 import { errorBody, replyForError, SandboxError } from './errors.ts';
 import type { Fault, FaultInjector } from './faults.ts';
 import { applyMovement, readBalance } from './ledger.ts';
@@ -39,7 +39,7 @@ const ROUTES: readonly { method: 'POST' | 'GET'; url: string; kind: CallbackKind
   { method: 'POST', url: FORM_A_PATHS.win, kind: 'win', form: 'A' },
   { method: 'POST', url: FORM_A_PATHS.balance, kind: 'balance', form: 'A' },
   { method: 'POST', url: FORM_A_PATHS.rollback, kind: 'rollback', form: 'A' },
-  // Form B's fixed paths, as the saga sends them (services/wallet-saga/bodies.ts).
+  // Form B's fixed paths, as the saga sends them (rules/wallet/bodies.ts).
   { method: 'GET', url: FORM_B_REWARDS_PATH, kind: 'win', form: 'B' },
   { method: 'GET', url: FORM_B_ROLLBACK_PATH, kind: 'rollback', form: 'B' },
 ];

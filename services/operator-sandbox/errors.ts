@@ -3,7 +3,7 @@
  * Every refusal has the body of the issue-5 contract: `{ error: { code, message } }`.
  */
 import type { FastifyError, FastifyReply } from 'fastify';
-import { isConnectionError } from '../../lib/db.ts';
+import { isConnectionError } from '../../lib/db/pool.ts';
 import { AppError } from '../../lib/errors.ts';
 
 /** Refusal codes of the callback contract (docs: /work/notes/issue5-contract.md "Refusals"). */

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { betBody, rewardsBody, startTestSandbox, type TestSandbox } from './test-support.ts';
+import { betBody, rewardsBody, startTestSandbox, type TestSandbox } from '../../tests/support/sandbox.ts';
 
 type HttpResult = { status: number; body: string } | { error: string };
 

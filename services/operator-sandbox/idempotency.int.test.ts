@@ -6,7 +6,7 @@ import {
   startTestSandbox,
   type TestSandbox,
   winABody,
-} from './test-support.ts';
+} from '../../tests/support/sandbox.ts';
 
 describe('operator sandbox idempotency and refusals', () => {
   let sb: TestSandbox;

@@ -6,8 +6,8 @@
  */
 import pRetry from 'p-retry';
 import type postgres from 'postgres';
-import type { Sql } from '../../lib/db.ts';
-import { toDecimalString } from '../../lib/wallet/money.ts';
+import type { Sql } from '../../lib/db/pool.ts';
+import { toDecimalString } from '../../rules/money/money.ts';
 import { SandboxError } from './errors.ts';
 import { type BalanceRequest, type Movement, movementResponse } from './wire.ts';
 

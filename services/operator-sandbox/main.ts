@@ -3,9 +3,9 @@
  * ledger migrations, listens on SANDBOX_HOST:SANDBOX_PORT, and shuts down on SIGINT/SIGTERM.
  */
 import { loadConfig } from '../../lib/config.ts';
+import { migrateWhenReachable } from '../../lib/db/migrate.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { migrateWhenReachable } from '../../lib/migrate.ts';
 import { buildOperatorSandbox, createSandboxSql, SANDBOX_MIGRATIONS_DIR } from './app.ts';
 
 const config = loadConfig();

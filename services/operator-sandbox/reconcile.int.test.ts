@@ -1,13 +1,13 @@
 /**
  * The reconciliation query (reconcile.ts) on real Postgres: the platform's wallet_transactions
- * (migrations of projections/) and the sandbox ledger (migrations of this service), each in a
+ * (lib/db/migrations) and the sandbox ledger (migrations of this service), each in a
  * schema of its own, filled by hand: "given these rows, then this report".
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
-import { createSql, type Sql } from '../../lib/db.ts';
-import { migrate } from '../../lib/migrate.ts';
+import { migrate } from '../../lib/db/migrate.ts';
+import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { SANDBOX_MIGRATIONS_DIR } from './app.ts';
 import { reconcile } from './reconcile.ts';
 

@@ -15,7 +15,7 @@
  * remain. Every operator movement must belong to a bet the platform knows. Each account's
  * balance must equal its first balance plus its movements.
  */
-import type { Sql } from '../../lib/db.ts';
+import type { Sql } from '../../lib/db/pool.ts';
 
 export interface ReconcileInput {
   /** Schema of the platform's read models (wallet_transactions). */

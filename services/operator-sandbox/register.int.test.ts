@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config, loadConfig } from '../../lib/config.ts';
-import { createSql, type Sql } from '../../lib/db.ts';
-import { migrate } from '../../lib/migrate.ts';
+import { migrate } from '../../lib/db/migrate.ts';
+import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { sha256 } from '../api/access/secrets.ts';
 import { registerSandboxOperator, SANDBOX_OPERATOR_ID } from './register.ts';
 

@@ -9,7 +9,7 @@ import {
   startTestSandbox,
   type TestSandbox,
   winABody,
-} from './test-support.ts';
+} from '../../tests/support/sandbox.ts';
 
 describe('operator sandbox: bad signatures and bad input write nothing', () => {
   let sb: TestSandbox;

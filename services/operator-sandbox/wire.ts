@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { isCurrency, toDecimalString, toMinor } from '../../lib/wallet/money.ts';
+import { isCurrency, toDecimalString, toMinor } from '../../rules/money/money.ts';
 import { SandboxError } from './errors.ts';
 
 export type MoneyKind = 'bet' | 'win' | 'rollback';

@@ -8,13 +8,13 @@ import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
-import { createKafka, partitionOffsets, readRange } from '../../lib/kafka.ts';
+import { createKafka, partitionOffsets, readRange } from '../../lib/log/kafka.ts';
+import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { decodeRound, encodeRound, type RoundFinished } from '../../lib/rounds.ts';
-import { ensureTopics, topicName } from '../../lib/topics.ts';
+import { buildChain } from '../../rules/fairness/chain.ts';
+import { type ChainSource, decide, evolve, initialState, sequenceOf } from '../../rules/rounds/decider.ts';
+import { decodeRound, encodeRound, type RoundFinished } from '../../rules/rounds/round.ts';
 import { createAppender } from './appender.ts';
-import { type ChainSource, decide, evolve, initialState, sequenceOf } from './decider.ts';
-import { buildChain } from './fairness.ts';
 import { recoverStates } from './log-tail.ts';
 import { createMetrics } from './metrics.ts';
 

@@ -7,16 +7,16 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
-import { GAME_SLUGS } from '../../lib/games.ts';
-import { createKafka, partitionOffsets, readRange } from '../../lib/kafka.ts';
+import { createKafka, partitionOffsets, readRange } from '../../lib/log/kafka.ts';
+import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { decodeRound, type RoundFinished } from '../../lib/rounds.ts';
-import { ensureTopics, topicName } from '../../lib/topics.ts';
-import { ROUND_ID_BASE } from './decider.ts';
+import { sha256 } from '../../rules/fairness/chain.ts';
+import { verifyRound } from '../../rules/fairness/verify.ts';
+import { GAME_SLUGS } from '../../rules/games/catalog.ts';
+import { ROUND_ID_BASE } from '../../rules/rounds/decider.ts';
+import { decodeRound, type RoundFinished } from '../../rules/rounds/round.ts';
 import { buildRoundEngine, type RoundEngine } from './engine.ts';
-import { sha256 } from './fairness.ts';
 import { recoverStates } from './log-tail.ts';
-import { verifyRound } from './verify.ts';
 
 const CHAIN = 50;
 const ns = `t-${randomBytes(4).toString('hex')}-`;

@@ -9,10 +9,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kafka } from 'kafkajs';
 import type { Config } from '../../lib/config.ts';
-import type { GameSlug } from '../../lib/games.ts';
+import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { ensureTopics, topicName } from '../../lib/topics.ts';
-import { type Appender, createAppender } from './appender.ts';
+import type { GameSlug } from '../../rules/games/catalog.ts';
 import {
   type ChainSource,
   cachedChains,
@@ -22,7 +21,8 @@ import {
   nextPosition,
   nextRound,
   sequenceOf,
-} from './decider.ts';
+} from '../../rules/rounds/decider.ts';
+import { type Appender, createAppender } from './appender.ts';
 import { buildEngineHttp, type FairnessInfo } from './http.ts';
 import { recoverStates } from './log-tail.ts';
 import { createMetrics } from './metrics.ts';

@@ -4,11 +4,11 @@
  * send, and how the verify CLI finds a round by id.
  */
 import type { Kafka } from 'kafkajs';
-import type { GameSlug } from '../../lib/games.ts';
-import type { RoundFinished } from '../../lib/rounds.ts';
-import { type ScanOptions, scanBackward } from '../../lib/rounds-log.ts';
-import { evolve, type GameState, initialState } from './decider.ts';
-import { RoundNotFoundError } from './errors.ts';
+import { type ScanOptions, scanBackward } from '../../lib/log/rounds-log.ts';
+import { RoundNotFoundError } from '../../rules/errors.ts';
+import type { GameSlug } from '../../rules/games/catalog.ts';
+import { evolve, type GameState, initialState } from '../../rules/rounds/decider.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
 
 /**
  * Each game's state from the log tail: the newest round (by round id) of each game, and for the

@@ -5,8 +5,8 @@
  */
 
 import { loadConfig } from '../../lib/config.ts';
-import { createKafka } from '../../lib/kafka.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
+import { createKafka } from '../../lib/log/kafka.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildRoundEngine } from './engine.ts';
 

@@ -13,14 +13,14 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { Kafka } from 'kafkajs';
 import { loadConfig } from '../../lib/config.ts';
 import { AppError } from '../../lib/errors.ts';
-import { gameBySlug } from '../../lib/games.ts';
-import { createKafka } from '../../lib/kafka.ts';
+import { createKafka } from '../../lib/log/kafka.ts';
+import { topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { extrasOf, type RoundFinished } from '../../lib/rounds.ts';
-import { topicName } from '../../lib/topics.ts';
-import { FairnessInputError } from './errors.ts';
+import { FairnessInputError } from '../../rules/errors.ts';
+import { type Verification, verifyReveal, verifyRound } from '../../rules/fairness/verify.ts';
+import { gameBySlug } from '../../rules/games/catalog.ts';
+import { extrasOf, type RoundFinished } from '../../rules/rounds/round.ts';
 import { findRound } from './log-tail.ts';
-import { type Verification, verifyReveal, verifyRound } from './verify.ts';
 
 export interface CliIo {
   readonly out: (line: string) => void;

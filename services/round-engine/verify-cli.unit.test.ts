@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildChain } from './fairness.ts';
+import { buildChain } from '../../rules/fairness/chain.ts';
 import { runVerify } from './verify-cli.ts';
 
 const chain = buildChain(Buffer.alloc(32), 'crash', 0, 10);

@@ -3,8 +3,15 @@
  * finishing, then restarted: every bet ends with exactly one BetSettled.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, type Service, startService, waitFor } from '../../tests/helpers/processes.ts';
-import { createWalletTestEnv, placed, round, succeeded, T0, type WalletTestEnv } from './test-support.ts';
+import { freePort, type Service, startService, waitFor } from '../../tests/support/processes.ts';
+import {
+  createWalletTestEnv,
+  placed,
+  round,
+  succeeded,
+  T0,
+  type WalletTestEnv,
+} from '../../tests/support/settlement.ts';
 
 const ROUNDS = 30;
 const PER_ROUND = 40;

@@ -4,13 +4,13 @@
  * SIGINT/SIGTERM stops after the batch in progress.
  */
 import { loadConfig } from '../../lib/config.ts';
-import { createSql } from '../../lib/db.ts';
-import { createKafka } from '../../lib/kafka.ts';
+import { migrateWhenReachable } from '../../lib/db/migrate.ts';
+import { createSql } from '../../lib/db/pool.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
+import { createKafka } from '../../lib/log/kafka.ts';
+import { ensureTopics } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { migrateWhenReachable } from '../../lib/migrate.ts';
-import { ensureTopics } from '../../lib/topics.ts';
-import { startOpsServer } from '../../projections/ops-http.ts';
+import { startOpsServer } from '../projector/ops-http.ts';
 import { buildSettlement } from './settlement.ts';
 
 const config = loadConfig();

@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics of the settlement processor (STYLE.md §12). Its consumer lag per partition of
- * both topics is the common `kafka_consumer_lag{consumer="settlement"}` (lib/consumer-lag.ts).
+ * both topics is the common `kafka_consumer_lag{consumer="settlement"}` (lib/log/consumer-lag.ts).
  */
 import { Counter, type Registry } from 'prom-client';
 

@@ -1,6 +1,6 @@
 /** Migration 005 (settlement state) against real Postgres: its tables, keys and open-bets index. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestEnv, type TestEnv } from '../../projections/test-support.ts';
+import { createTestEnv, type TestEnv } from '../../tests/support/projector.ts';
 
 let e: TestEnv;
 beforeAll(async () => {

@@ -6,15 +6,21 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
-import { createSql, type Sql } from '../../lib/db.ts';
+import { createSql, type Sql } from '../../lib/db/pool.ts';
+import type { OpsServer } from '../../lib/http/ops.ts';
 import { createLogger } from '../../lib/logger.ts';
-import type { OpsServer } from '../../lib/ops-http.ts';
-import { startOpsServer } from '../../projections/ops-http.ts';
-import { TcpProxy } from '../../projections/test-support.ts';
-import { sampleSum, samplesOf, sampleValue } from '../../tests/helpers/metrics.ts';
-import { waitFor } from '../../tests/helpers/processes.ts';
+import { sampleSum, samplesOf, sampleValue } from '../../tests/support/metrics.ts';
+import { waitFor } from '../../tests/support/processes.ts';
+import { TcpProxy } from '../../tests/support/projector.ts';
+import {
+  createWalletTestEnv,
+  placed,
+  round,
+  T0,
+  type WalletTestEnv,
+} from '../../tests/support/settlement.ts';
+import { startOpsServer } from '../projector/ops-http.ts';
 import { buildSettlement, type Settlement } from './settlement.ts';
-import { createWalletTestEnv, placed, round, T0, type WalletTestEnv } from './test-support.ts';
 
 let e: WalletTestEnv;
 let proxy: TcpProxy;

@@ -3,10 +3,10 @@
  * in wallet-transactions is not appended again, the missing one is appended once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeEvent, type WalletEvent, walletKey } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { encodeEvent, type WalletEvent, walletKey } from '../../lib/wallet/events.ts';
+import { createWalletTestEnv, placed, T0, type WalletTestEnv } from '../../tests/support/settlement.ts';
 import { recoverOutbox } from './recovery.ts';
-import { createWalletTestEnv, placed, T0, type WalletTestEnv } from './test-support.ts';
 
 let e: WalletTestEnv;
 beforeAll(async () => {

@@ -4,11 +4,18 @@
  * its round, and a restart re-reading from the checkpoints without a second BetSettled.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BetContext, WalletEvent } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
-import type { BetContext, WalletEvent } from '../../lib/wallet/events.ts';
-import { waitFor } from '../../tests/helpers/processes.ts';
+import { waitFor } from '../../tests/support/processes.ts';
+import {
+  createWalletTestEnv,
+  placed,
+  round,
+  succeeded,
+  T0,
+  type WalletTestEnv,
+} from '../../tests/support/settlement.ts';
 import { buildSettlement, type Settlement } from './settlement.ts';
-import { createWalletTestEnv, placed, round, succeeded, T0, type WalletTestEnv } from './test-support.ts';
 
 let e: WalletTestEnv;
 let s: Settlement | undefined;

@@ -15,19 +15,19 @@
 import type { EachBatchPayload, Kafka } from 'kafkajs';
 import pRetry from 'p-retry';
 import type { Config } from '../../lib/config.ts';
-import { trackConsumerLag } from '../../lib/consumer-lag.ts';
-import type { Sql } from '../../lib/db.ts';
+import type { Sql } from '../../lib/db/pool.ts';
+import { trackConsumerLag } from '../../lib/log/consumer-lag.ts';
+import { topicName } from '../../lib/log/topics.ts';
+import { decodeWalletEvent, type WalletEvent } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
-import { decodeRound } from '../../lib/rounds.ts';
-import { topicName } from '../../lib/topics.ts';
-import { decodeWalletEvent, type WalletEvent } from '../../lib/wallet/events.ts';
-import { readCheckpoints } from '../../projections/rounds/store.ts';
+import type { FinishedRound } from '../../rules/bets/settle.ts';
+import type { Emitted } from '../../rules/bets/step.ts';
+import { decodeRound } from '../../rules/rounds/round.ts';
+import { readCheckpoints } from '../projector/rounds/store.ts';
 import { settleRoundsBatch, settleWalletBatch } from './batch.ts';
-import type { FinishedRound } from './bet.ts';
 import { createSettlementMetrics, type SettlementMetrics } from './metrics.ts';
 import { recoverOutbox } from './recovery.ts';
-import type { Emitted } from './step.ts';
 import { SETTLEMENT_PROJECTION } from './store.ts';
 
 /** Records of `rounds` read back on a partition without a checkpoint. */

@@ -2,13 +2,13 @@
  * Postgres side of settlement (migration 005): loading bet states and recent rounds, and one
  * atomic statement per batch holding the changed bets, new rounds, outbox entries added and
  * confirmed, and the checkpoint (same one-statement pattern and reasons as
- * projections/rounds/store.ts).
+ * services/projector/rounds/store.ts).
  */
-import type { Sql } from '../../lib/db.ts';
-import type { RoundResult } from '../../lib/rounds.ts';
-import { type CheckpointKey, checkpointUpsert } from '../../projections/rounds/store.ts';
-import type { BetState, FinishedRound } from './bet.ts';
-import { type Emitted, type OutboxId, roundKey } from './step.ts';
+import type { Sql } from '../../lib/db/pool.ts';
+import type { BetState, FinishedRound } from '../../rules/bets/settle.ts';
+import { type Emitted, type OutboxId, roundKey } from '../../rules/bets/step.ts';
+import type { RoundResult } from '../../rules/rounds/round.ts';
+import { type CheckpointKey, checkpointUpsert } from '../projector/rounds/store.ts';
 
 /** Name of settlement's rows in projection_checkpoints. */
 export const SETTLEMENT_PROJECTION = 'settlement';

@@ -1,13 +1,13 @@
 /**
  * What the saga reads from Postgres to make a callback: the operator's configuration (table
- * `operators`, projections/migrations/003_wallet.sql) and the session's token and extra_data
+ * `operators`, lib/db/migrations/003_wallet.sql) and the session's token and extra_data
  * (`access_sessions`). Operator rows are cached for `cacheMs` so a change by an admin applies
  * within that time; sessions never change the fields read here, so they are cached until evicted
  * (at most `maxSessions`, oldest first).
  */
-import type { Sql } from '../../lib/db.ts';
-import type { OperatorConfig, SessionInfo } from './bodies.ts';
-import { parseRetryPolicy } from './retry-policy.ts';
+import type { Sql } from '../../lib/db/pool.ts';
+import { parseRetryPolicy } from '../../rules/retry/schedule.ts';
+import type { OperatorConfig, SessionInfo } from '../../rules/wallet/bodies.ts';
 
 export interface Directory {
   /** The operator's callback configuration, or null when unknown or disabled. @throws on a database error. */

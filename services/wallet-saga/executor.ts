@@ -16,15 +16,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { IHeaders, Producer } from 'kafkajs';
 import pRetry from 'p-retry';
 import type { Config } from '../../lib/config.ts';
+import { topicName } from '../../lib/log/topics.ts';
+import { appendWalletEvents, type WalletEvent } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { topicName } from '../../lib/topics.ts';
-import { appendWalletEvents, type WalletEvent } from '../../lib/wallet/events.ts';
-import { type Ack, buildRequest, type CallbackJob, type Verdict } from './bodies.ts';
+import { backoffDelayMs } from '../../rules/retry/schedule.ts';
+import { type Ack, buildRequest, type CallbackJob, type Verdict } from '../../rules/wallet/bodies.ts';
+import { betNotSent, betOutcome, failed, jobKey, succeeded } from '../../rules/wallet/plan.ts';
 import type { Directory } from './directory.ts';
 import type { CallbackClient } from './http.ts';
 import type { SagaMetrics } from './metrics.ts';
-import { betNotSent, betOutcome, failed, jobKey, succeeded } from './plan.ts';
-import { backoffDelayMs } from './retry-policy.ts';
 
 /** The record a job came from, for the dead-letter copy. */
 export interface SourceRecord {

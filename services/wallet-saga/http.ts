@@ -8,7 +8,7 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Webhook } from 'standardwebhooks';
-import { type CallbackRequest, classifyResponse, type Verdict } from './bodies.ts';
+import { type CallbackRequest, classifyResponse, type Verdict } from '../../rules/wallet/bodies.ts';
 
 /** Keep-alive agents shared by every attempt of one saga. */
 export interface CallbackClient {

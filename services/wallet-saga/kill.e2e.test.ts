@@ -4,7 +4,7 @@
  * credited once (the operator is a real HTTP peer in this process; broker and Postgres are real).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { freePort, type Service, startService, waitFor } from '../../tests/helpers/processes.ts';
+import { freePort, type Service, startService, waitFor } from '../../tests/support/processes.ts';
 import {
   betPlaced,
   betWon,
@@ -13,7 +13,7 @@ import {
   startSagaEnv,
   startTestOperator,
   type TestOperator,
-} from './test-support.ts';
+} from '../../tests/support/wallet-saga.ts';
 
 let op: TestOperator;
 let env: SagaEnv;

@@ -6,13 +6,13 @@
  */
 
 import { loadConfig } from '../../lib/config.ts';
-import { createSql } from '../../lib/db.ts';
-import { createKafka } from '../../lib/kafka.ts';
+import { migrateWhenReachable } from '../../lib/db/migrate.ts';
+import { createSql } from '../../lib/db/pool.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
+import { createKafka } from '../../lib/log/kafka.ts';
+import { ensureTopics } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { migrateWhenReachable } from '../../lib/migrate.ts';
-import { ensureTopics } from '../../lib/topics.ts';
-import { startOpsServer } from '../../projections/ops-http.ts';
+import { startOpsServer } from '../projector/ops-http.ts';
 import { buildWalletSaga } from './saga.ts';
 
 const config = loadConfig();

@@ -2,7 +2,7 @@
  * Prometheus metrics of the wallet saga (STYLE.md §12), in a registry of its own so several
  * sagas (tests) can live in one process. Its consumer lag per partition and the parked callbacks
  * not yet replayed are the common `kafka_consumer_lag` (consumers `wallet-saga` and
- * `wallet-replay`; lib/consumer-lag.ts).
+ * `wallet-replay`; lib/log/consumer-lag.ts).
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { createServiceRegistry } from '../../lib/metrics.ts';

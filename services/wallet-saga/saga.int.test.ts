@@ -4,11 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/logger.ts';
-import { startOpsServer } from '../../projections/ops-http.ts';
-import { samplesOf, sampleValue } from '../../tests/helpers/metrics.ts';
-import { waitFor } from '../../tests/helpers/processes.ts';
-import { replayParked } from './replay.ts';
-import { buildWalletSaga, type WalletSaga } from './saga.ts';
+import { samplesOf, sampleValue } from '../../tests/support/metrics.ts';
+import { waitFor } from '../../tests/support/processes.ts';
 import {
   betPlaced,
   betWon,
@@ -17,7 +14,10 @@ import {
   startSagaEnv,
   startTestOperator,
   type TestOperator,
-} from './test-support.ts';
+} from '../../tests/support/wallet-saga.ts';
+import { startOpsServer } from '../projector/ops-http.ts';
+import { replayParked } from './replay.ts';
+import { buildWalletSaga, type WalletSaga } from './saga.ts';
 
 let op: TestOperator;
 let env: SagaEnv;

@@ -17,17 +17,17 @@
  */
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import type { Config } from '../../lib/config.ts';
-import { trackConsumerLag } from '../../lib/consumer-lag.ts';
-import type { Sql } from '../../lib/db.ts';
+import type { Sql } from '../../lib/db/pool.ts';
+import { trackConsumerLag } from '../../lib/log/consumer-lag.ts';
+import { topicName } from '../../lib/log/topics.ts';
+import { decodeWalletEvent } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { topicName } from '../../lib/topics.ts';
-import { decodeWalletEvent } from '../../lib/wallet/events.ts';
-import type { CallbackJob } from './bodies.ts';
+import type { CallbackJob } from '../../rules/wallet/bodies.ts';
+import { jobKey, planJob } from '../../rules/wallet/plan.ts';
 import { createDirectory, type Directory } from './directory.ts';
 import { type ExecutorDeps, executeJob } from './executor.ts';
 import { type CallbackClient, createCallbackClient } from './http.ts';
 import { createSagaMetrics, type SagaMetrics } from './metrics.ts';
-import { jobKey, planJob } from './plan.ts';
 import { KeyedScheduler } from './scheduler.ts';
 
 export interface WalletSagaDeps {

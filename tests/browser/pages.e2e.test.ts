@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertChromium, type BrowserSession, launchBrowser } from '../helpers/chromium.ts';
-import { waitFor } from '../helpers/processes.ts';
+import { assertChromium, type BrowserSession, launchBrowser } from '../support/chromium.ts';
+import { waitFor } from '../support/processes.ts';
 import { type Stack, startStack } from './stack.ts';
 
 const SHOTS = join(tmpdir(), 'casino-browser-shots');

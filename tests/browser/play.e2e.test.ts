@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertChromium, type BrowserSession, launchBrowser } from '../helpers/chromium.ts';
-import { ledger, requestAccess } from '../helpers/wallet-players.ts';
+import { assertChromium, type BrowserSession, launchBrowser } from '../support/chromium.ts';
+import { ledger, requestAccess } from '../support/wallet-players.ts';
 import { type StackWithWallet, startStack } from './stack.ts';
 
 const SHOTS = join(tmpdir(), 'casino-browser-shots');

@@ -11,10 +11,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../lib/config.ts';
-import { createSql } from '../../lib/db.ts';
-import { createKafka } from '../../lib/kafka.ts';
+import { createSql } from '../../lib/db/pool.ts';
+import { createKafka } from '../../lib/log/kafka.ts';
+import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/topics.ts';
 import {
   devCertDir,
   freePort,
@@ -24,7 +24,7 @@ import {
   statusOf,
   uniqueId,
   waitFor,
-} from '../helpers/processes.ts';
+} from '../support/processes.ts';
 import { registerWallet, type WalletStack, walletEnv, walletGroups } from './wallet-stack.ts';
 
 export type { WalletStack } from './wallet-stack.ts';
@@ -157,7 +157,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
   const starters: Record<string, () => Service> = {
     api: () => startService('services/api/main.ts', env),
-    projector: () => startService('projections/main.ts', env),
+    projector: () => startService('services/projector/main.ts', env),
     engine: () => startService('services/round-engine/main.ts', env),
     edge: () => startService('services/edge/main.ts', env),
     wt: () => startWebTransportEdge(env),

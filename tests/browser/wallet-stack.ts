@@ -6,15 +6,15 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Config, loadConfig } from '../../lib/config.ts';
-import { createSql, type Sql } from '../../lib/db.ts';
-import { createKafka, partitionOffsets, readRange } from '../../lib/kafka.ts';
+import { createSql, type Sql } from '../../lib/db/pool.ts';
+import { createKafka, partitionOffsets, readRange } from '../../lib/log/kafka.ts';
+import { topicName } from '../../lib/log/topics.ts';
+import { decodeWalletEvent, type WalletEvent } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { topicName } from '../../lib/topics.ts';
-import { decodeWalletEvent, type WalletEvent } from '../../lib/wallet/events.ts';
+import type { RetryPolicy } from '../../rules/retry/schedule.ts';
 import { newSigningSecret } from '../../services/api/access/secrets.ts';
 import { type ReconcileReport, reconcile } from '../../services/operator-sandbox/reconcile.ts';
 import { registerSandboxOperator } from '../../services/operator-sandbox/register.ts';
-import type { RetryPolicy } from '../../services/wallet-saga/retry-policy.ts';
 
 /** How long the saga caches an operator row in the stack (WALLET_SAGA_CACHE_MS), ms. */
 const OPERATOR_CACHE_MS = 200;

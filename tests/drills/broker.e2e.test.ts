@@ -1,5 +1,5 @@
 /**
- * Broker drill (issue 6, item 6): a PRIVATE Kafka (tests/helpers/private-infra.ts) is killed with
+ * Broker drill (issue 6, item 6): a PRIVATE Kafka (tests/support/private-infra.ts) is killed with
  * SIGKILL for 10 s while rounds flow, then started again. The round engine retries its appends
  * (the log ends with no gap and no duplicate), the edge and the projector resume by themselves,
  * SSE subscribers — some of them cut off and resuming with Last-Event-ID while the broker is down —
@@ -8,7 +8,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { topicName } from '../../lib/topics.ts';
+import { topicName } from '../../lib/log/topics.ts';
 import {
   createDrillEnv,
   type DrillEnv,
@@ -16,11 +16,11 @@ import {
   recordCount,
   roundsInLog,
   roundsPerGame,
-} from '../helpers/drill.ts';
-import { sampleSum } from '../helpers/metrics.ts';
-import { type PrivateKafka, startPrivateKafka } from '../helpers/private-infra.ts';
-import { freePort, statusOf, waitFor } from '../helpers/processes.ts';
-import { clientProblems, type ResumingSse, resumingSse, SSE_SUBSCRIPTIONS } from '../helpers/resuming-sse.ts';
+} from '../support/drill.ts';
+import { sampleSum } from '../support/metrics.ts';
+import { type PrivateKafka, startPrivateKafka } from '../support/private-infra.ts';
+import { freePort, statusOf, waitFor } from '../support/processes.ts';
+import { clientProblems, type ResumingSse, resumingSse, SSE_SUBSCRIPTIONS } from '../support/resuming-sse.ts';
 
 const OUTAGE_MS = 10_000;
 
@@ -49,7 +49,7 @@ describe('broker killed for 10 s while rounds flow', () => {
       ROUND_SPEED: '40',
       ROUND_ENGINE_PORT: String(enginePort),
     });
-    env.start('projections/main.ts', { PROJECTOR_PORT: String(projectorPort) });
+    env.start('services/projector/main.ts', { PROJECTOR_PORT: String(projectorPort) });
     try {
       await waitFor(
         'rounds of every game',

@@ -1,5 +1,5 @@
 /**
- * Postgres drill (issue 6, item 6): a PRIVATE Postgres (tests/helpers/private-infra.ts) is stopped
+ * Postgres drill (issue 6, item 6): a PRIVATE Postgres (tests/support/private-infra.ts) is stopped
  * for 10 s under the projector and the API while rounds flow, then started again. While it is down
  * the REST API answers 503 with its error body and both /ready endpoints say 503; once it is back
  * the projector resumes from its checkpoint and the read model ends with every round of the log
@@ -8,9 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config, loadConfig } from '../../lib/config.ts';
-import { createSql } from '../../lib/db.ts';
-import { partitionOffsets } from '../../lib/kafka.ts';
-import { topicName } from '../../lib/topics.ts';
+import { createSql } from '../../lib/db/pool.ts';
+import { partitionOffsets } from '../../lib/log/kafka.ts';
+import { topicName } from '../../lib/log/topics.ts';
 import {
   createDrillEnv,
   type DrillEnv,
@@ -18,9 +18,9 @@ import {
   recordCount,
   roundsInLog,
   roundsPerGame,
-} from '../helpers/drill.ts';
-import { type PrivatePostgres, startPrivatePostgres } from '../helpers/private-infra.ts';
-import { freePort, statusOf, waitFor } from '../helpers/processes.ts';
+} from '../support/drill.ts';
+import { type PrivatePostgres, startPrivatePostgres } from '../support/private-infra.ts';
+import { freePort, statusOf, waitFor } from '../support/processes.ts';
 
 const OUTAGE_MS = 10_000;
 let pg: PrivatePostgres | undefined;
@@ -54,7 +54,7 @@ describe('Postgres restarted under the projector and the API', () => {
     const api = `http://127.0.0.1:${apiPort}`;
     const projectorReady = `http://127.0.0.1:${projectorPort}/ready`;
     const engine = env.start('services/round-engine/main.ts', { ROUND_SPEED: '40' });
-    const projector = env.start('projections/main.ts', { PROJECTOR_PORT: String(projectorPort) });
+    const projector = env.start('services/projector/main.ts', { PROJECTOR_PORT: String(projectorPort) });
     const apiSvc = env.start('services/api/main.ts', { API_PORT: String(apiPort) });
     try {
       await waitFor(

@@ -8,16 +8,16 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { topicName } from '../../lib/topics.ts';
+import { topicName } from '../../lib/log/topics.ts';
 import {
   createDrillEnv,
   type DrillEnv,
   type EdgeProcess,
   recordCount,
   roundsInLog,
-} from '../helpers/drill.ts';
-import { timedStop, waitFor } from '../helpers/processes.ts';
-import { clientProblems, type ResumingSse, resumingSse, SSE_SUBSCRIPTIONS } from '../helpers/resuming-sse.ts';
+} from '../support/drill.ts';
+import { timedStop, waitFor } from '../support/processes.ts';
+import { clientProblems, type ResumingSse, resumingSse, SSE_SUBSCRIPTIONS } from '../support/resuming-sse.ts';
 
 const DRAIN_MS = 1500;
 

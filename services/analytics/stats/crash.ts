@@ -1,13 +1,13 @@
 /**
  * Crash statistics in constant memory: the distribution of crash points and the empirical house
- * edge, beside the game's theory (services/round-engine/games/crash.ts: P(point ≥ x) = 0.99 / x
+ * edge, beside the game's theory (rules/games/crash.ts: P(point ≥ x) = 0.99 / x
  * for x ≥ 1.01, every point below 1.01 shows as 1.00).
  *
  * Memory: one count per cent below 100.00× (9,900 counts, so every percentile below 100× and
  * every share below it is exact), and above 100× one count per bucket of the first three
  * significant digits of the point in cents (width at most 1%, at most 900 buckets per decade).
  */
-import { CRASH_HOUSE_EDGE } from '../../round-engine/games/crash.ts';
+import { CRASH_HOUSE_EDGE } from '../../../rules/games/crash.ts';
 
 /** Points below this many cents are counted exactly (100.00×). */
 export const EXACT_LIMIT_CENTS = 10_000;

@@ -1,9 +1,9 @@
 /**
  * Double statistics: colour and wheel-slot frequencies against the wheel of
- * services/round-engine/games/double.ts (15 slots: 0 white, 1..7 red, 8..14 black, so 1/15,
+ * rules/games/double.ts (15 slots: 0 white, 1..7 red, 8..14 black, so 1/15,
  * 7/15, 7/15), with Pearson chi-square goodness-of-fit figures for both.
  */
-import { colorOf, DOUBLE_SLOTS } from '../../round-engine/games/double.ts';
+import { colorOf, DOUBLE_SLOTS } from '../../../rules/games/double.ts';
 import { type ChiSquare, chiSquare } from './fit.ts';
 
 export const COLOURS = ['white', 'red', 'black'] as const;

@@ -2,8 +2,8 @@
  * Per-game statistics of a stream of rounds: one accumulator per game, fed one round at a time
  * (constant memory whatever the number of rounds), summarised at the end.
  */
-import type { GameSlug } from '../../../lib/games.ts';
-import type { RoundFinished } from '../../../lib/rounds.ts';
+import type { GameSlug } from '../../../rules/games/catalog.ts';
+import type { RoundFinished } from '../../../rules/rounds/round.ts';
 import { CrashStats, type CrashSummary } from './crash.ts';
 import { DoubleStats, type DoubleSummary } from './double.ts';
 import { SlotStats, type SlotSummary } from './slot.ts';

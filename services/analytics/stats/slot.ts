@@ -1,9 +1,9 @@
 /**
  * Slot statistics: empirical return to player (RTP) against the paytable's exact RTP
- * (services/round-engine/games/slot.ts, 31615/32768 ≈ 96.48%), its standard error from the
+ * (rules/games/slot.ts, 31615/32768 ≈ 96.48%), its standard error from the
  * paytable's variance, and how often each payout hit against its exact probability.
  */
-import { exactRtp, payoutDistribution } from '../../round-engine/games/slot.ts';
+import { exactRtp, payoutDistribution } from '../../../rules/games/slot.ts';
 import { type ChiSquare, chiSquare } from './fit.ts';
 
 const MULTIPLIER = /^(\d{1,12})\.(\d{2})$/;

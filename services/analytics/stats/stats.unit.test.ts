@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { crash } from '../../round-engine/games/crash.ts';
-import { double } from '../../round-engine/games/double.ts';
-import { sampleBytes } from '../../round-engine/games/sample.ts';
-import { exactRtp, slot } from '../../round-engine/games/slot.ts';
-import { wallStreet } from '../../round-engine/games/wall-street.ts';
+import { crash } from '../../../rules/games/crash.ts';
+import { double } from '../../../rules/games/double.ts';
+import { sampleBytes } from '../../../rules/games/sample.ts';
+import { exactRtp, slot } from '../../../rules/games/slot.ts';
+import { wallStreet } from '../../../rules/games/wall-street.ts';
 import { CrashStats, parseCents, theoreticalQuantileCents } from './crash.ts';
 import { colourProbabilities, DoubleStats } from './double.ts';
 import { chiSquare, pValue, runsTest } from './fit.ts';

@@ -1,6 +1,6 @@
 /**
  * Wall Street statistics: up/down frequencies against 1/2 each
- * (services/round-engine/games/wall-street.ts) and streaks: the longest, the distribution of
+ * (rules/games/wall-street.ts) and streaks: the longest, the distribution of
  * streak lengths beside a fair coin's (a streak of exactly k has probability 2^−k), and the
  * Wald–Wolfowitz runs test. Rounds must be added in round order (one game is one partition).
  */

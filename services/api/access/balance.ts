@@ -6,8 +6,8 @@
  * answers, not balances); it signs with the saga's Standard Webhooks headers like every callback.
  */
 import { randomUUID } from 'node:crypto';
-import type { Sql } from '../../../lib/db.ts';
-import { toDecimalString } from '../../../lib/wallet/money.ts';
+import type { Sql } from '../../../lib/db/pool.ts';
+import { toDecimalString } from '../../../rules/money/money.ts';
 import { signHeaders } from '../../wallet-saga/http.ts';
 import { BadGatewayError } from '../errors.ts';
 import type { OperatorRow, PlayerSession } from './guards.ts';

@@ -7,7 +7,7 @@
  *   more than a round ahead is 400 (one ahead is allowed: the page's live feed may lead the model);
  * - count_register comes from an atomic per-(operator, user, round) counter (migration 004), not
  *   from the asynchronously projected wallet_transactions, so two quick bets never share a number;
- * - tx_id = nextval('wallet_tx_seq') × 4 (lib/wallet/money.ts betTxId);
+ * - tx_id = nextval('wallet_tx_seq') × 4 (rules/money/money.ts betTxId);
  * - a free bet takes one grant (conditional decrement of quantity_left; stake = grant value);
  * - demo sessions bet their virtual balance (402 when short) and have no free bets.
  * If the append fails, the grant and the counter are given back; the sequence value is skipped.
@@ -15,11 +15,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { Producer } from 'kafkajs';
 import type { Config } from '../../../lib/config.ts';
-import type { Sql } from '../../../lib/db.ts';
-import { gameBySlug } from '../../../lib/games.ts';
-import { appendWalletEvents, type BetPlaced, walletKey } from '../../../lib/wallet/events.ts';
-import { betTxId, toMajorNumber, toMinor } from '../../../lib/wallet/money.ts';
-import { ROUND_ID_BASE } from '../../round-engine/decider.ts';
+import type { Sql } from '../../../lib/db/pool.ts';
+import { appendWalletEvents, type BetPlaced, walletKey } from '../../../lib/log/wallet-events.ts';
+import { gameBySlug } from '../../../rules/games/catalog.ts';
+import { betTxId, toMajorNumber, toMinor } from '../../../rules/money/money.ts';
+import { ROUND_ID_BASE } from '../../../rules/rounds/decider.ts';
 import { ConflictError, InsufficientFundsError, InvalidInputError } from '../errors.ts';
 import { demoBalanceMinor } from './balance.ts';
 import { type PlayerSession, requirePlayer } from './guards.ts';

@@ -8,7 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import { credentialFromHeaders } from '../../../lib/auth/credentials.ts';
 import type { KeyLookup } from '../../../lib/auth/key-table.ts';
 import { authenticate } from '../../../lib/auth/verifier.ts';
-import type { Sql } from '../../../lib/db.ts';
+import type { Sql } from '../../../lib/db/pool.ts';
 import { AuthError } from '../errors.ts';
 import { bearerOf, sha256 } from './secrets.ts';
 

@@ -5,8 +5,8 @@
  * Defaults and bounds the seed leaves open are in docs/decisions.md "Issue 5".
  */
 import { z } from 'zod';
-import { CURRENCIES, toMinor } from '../../../lib/wallet/money.ts';
-import { DEFAULT_RETRY_POLICY } from '../../wallet-saga/retry-policy.ts';
+import { CURRENCIES, toMinor } from '../../../rules/money/money.ts';
+import { DEFAULT_RETRY_POLICY } from '../../../rules/retry/schedule.ts';
 import { InvalidInputError } from '../errors.ts';
 
 /** expires_in_minutes bounds and default (docs/decisions.md "Issue 5"). */
@@ -81,7 +81,7 @@ export const createOperatorBody = z
       })
       .strict()
       .refine((p) => p.maxTimeoutMs >= p.minTimeoutMs, 'maxTimeoutMs must be >= minTimeoutMs')
-      // The saga's published schedule (services/wallet-saga/retry-policy.ts, docs/decisions.md).
+      // The saga's published schedule (rules/retry/schedule.ts, docs/decisions.md).
       .default({ ...DEFAULT_RETRY_POLICY }),
   })
   .strict();

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { KeyLookup } from '../../../lib/auth/key-table.ts';
-import type { Sql } from '../../../lib/db.ts';
+import type { Sql } from '../../../lib/db/pool.ts';
 import { NotFoundError } from '../errors.ts';
 import { type OperatorRow, requireAdmin } from './guards.ts';
 import { createOperatorBody, parseInput } from './input.ts';

@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BetPlaced } from '../../../lib/wallet/events.ts';
-import { insertRounds, roundId } from '../test-support.ts';
-import { type AccessTestApi, startAccessTestApi } from './test-support.ts';
+import type { BetPlaced } from '../../../lib/log/wallet-events.ts';
+import { type AccessTestApi, startAccessTestApi } from '../../../tests/support/access.ts';
+import { insertRounds, roundId } from '../../../tests/support/api.ts';
 
 let t: AccessTestApi;
 let op: { operator_id: string; api_token: string; signing_secret: string };

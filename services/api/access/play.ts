@@ -8,9 +8,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Producer } from 'kafkajs';
 import type { Config } from '../../../lib/config.ts';
-import type { Sql } from '../../../lib/db.ts';
-import { appendAccessEvent } from '../../../lib/wallet/events.ts';
-import { toMajorNumber } from '../../../lib/wallet/money.ts';
+import type { Sql } from '../../../lib/db/pool.ts';
+import { appendAccessEvent } from '../../../lib/log/wallet-events.ts';
+import { toMajorNumber } from '../../../rules/money/money.ts';
 import { GoneError, NotFoundError } from '../errors.ts';
 import { type fetchOperatorBalance, playerBalance } from './balance.ts';
 import { requirePlayer } from './guards.ts';

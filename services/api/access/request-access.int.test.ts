@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AccessTestApi, startAccessTestApi } from './test-support.ts';
+import { type AccessTestApi, startAccessTestApi } from '../../../tests/support/access.ts';
 
 let t: AccessTestApi;
 let op: { operator_id: string; api_token: string };

@@ -10,7 +10,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Producer } from 'kafkajs';
 import type { KeyLookup } from '../../../lib/auth/key-table.ts';
 import type { Config } from '../../../lib/config.ts';
-import type { Sql } from '../../../lib/db.ts';
+import type { Sql } from '../../../lib/db/pool.ts';
 import { problemForError } from '../errors.ts';
 import { fetchOperatorBalance } from './balance.ts';
 import { betRoute } from './bets.ts';

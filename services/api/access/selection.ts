@@ -4,8 +4,8 @@
  * stored as a decimal string with two decimals; double: `{color: white|red|black}`;
  * slot: `{}` (one spin); wall-street: `{trend: up|down}`.
  */
-import type { BetPlaced } from '../../../lib/wallet/events.ts';
-import { toDecimalString } from '../../../lib/wallet/money.ts';
+import type { BetPlaced } from '../../../lib/log/wallet-events.ts';
+import { toDecimalString } from '../../../rules/money/money.ts';
 import { InvalidInputError } from '../errors.ts';
 
 export type Selection = BetPlaced['selection'];

@@ -5,9 +5,9 @@
  * ids cannot be probed), GET /sessions/active, POST /games/free-bets (a grant in `free_bets`).
  */
 import type { FastifyInstance } from 'fastify';
-import type { Sql } from '../../../lib/db.ts';
-import { GAMES, gameBySlug } from '../../../lib/games.ts';
-import { toMajorNumber, toMinor } from '../../../lib/wallet/money.ts';
+import type { Sql } from '../../../lib/db/pool.ts';
+import { GAMES, gameBySlug } from '../../../rules/games/catalog.ts';
+import { toMajorNumber, toMinor } from '../../../rules/money/money.ts';
 import { InvalidInputError, NotFoundError } from '../errors.ts';
 import { PLAY_TTL_MS, requireOperator } from './guards.ts';
 import { freeBetBody, pageQuery, parseInput } from './input.ts';

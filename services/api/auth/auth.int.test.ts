@@ -5,9 +5,9 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../lib/logger.ts';
-import { buildAuthKeysProjector } from '../../../projections/auth-keys/projector.ts';
+import { type AuthTestApi, startAuthTestApi } from '../../../tests/support/auth.ts';
+import { buildAuthKeysProjector } from '../../projector/auth-keys/projector.ts';
 import { startLastUsedWriter } from './last-used.ts';
-import { type AuthTestApi, startAuthTestApi } from './test-support.ts';
 
 let t: AuthTestApi;
 const logLines: string[] = [];

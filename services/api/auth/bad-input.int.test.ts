@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '../../../lib/auth/tokens.ts';
+import { type AuthTestApi, startAuthTestApi } from '../../../tests/support/auth.ts';
 import { bodyCases, type Case } from './bad-input.cases.ts';
-import { type AuthTestApi, startAuthTestApi } from './test-support.ts';
 
 let t: AuthTestApi;
 /** Credentials made in beforeAll. */

@@ -4,7 +4,7 @@
  * (`update … from unnest`), never moving a time back. A key whose row the auth-keys projector has
  * not written yet is kept for the next batch (at most 3 times). A failed write puts the batch back.
  */
-import type { Sql } from '../../../lib/db.ts';
+import type { Sql } from '../../../lib/db/pool.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import type { LastUsed } from './guard.ts';
 

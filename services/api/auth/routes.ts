@@ -12,7 +12,7 @@ import { normalizeOrigin } from '../../../lib/auth/origins.ts';
 import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../../lib/auth/scopes.ts';
 import { issueToken, TOKEN_TTL_S } from '../../../lib/auth/tokens.ts';
 import type { Config } from '../../../lib/config.ts';
-import type { Sql } from '../../../lib/db.ts';
+import type { Sql } from '../../../lib/db/pool.ts';
 import { AuthError, InvalidInputError, NotFoundError } from '../errors.ts';
 import {
   BROWSER_KEY_RATE_LIMIT,

@@ -4,7 +4,7 @@
  * a load balancer stops sending traffic to an instance that would answer 503.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { Sql } from '../../../lib/db.ts';
+import type { Sql } from '../../../lib/db/pool.ts';
 import { UNAVAILABLE_TEXT } from '../errors.ts';
 
 /** Default time the database gets to answer a readiness probe, in ms. */

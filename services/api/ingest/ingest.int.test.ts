@@ -3,11 +3,11 @@
  * (game, round_id) against this process's recent appends and the rounds read model.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { partitionOffsets, readRange } from '../../../lib/kafka.ts';
-import { decodeRound } from '../../../lib/rounds.ts';
-import { topicName } from '../../../lib/topics.ts';
-import { type AuthTestApi, startAuthTestApi } from '../auth/test-support.ts';
-import { insertRounds } from '../test-support.ts';
+import { partitionOffsets, readRange } from '../../../lib/log/kafka.ts';
+import { topicName } from '../../../lib/log/topics.ts';
+import { decodeRound } from '../../../rules/rounds/round.ts';
+import { insertRounds } from '../../../tests/support/api.ts';
+import { type AuthTestApi, startAuthTestApi } from '../../../tests/support/auth.ts';
 
 let t: AuthTestApi;
 let publisher = '';

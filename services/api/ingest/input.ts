@@ -1,13 +1,13 @@
 /**
  * Validation of rounds posted by external game servers (issue 4 item 6) into a RoundFinished
- * (lib/rounds.ts). Rules per game follow seed 000 "Content of extras after parsing" and the schema
+ * (rules/rounds/round.ts). Rules per game follow seed 000 "Content of extras after parsing" and the schema
  * docs of schemas/RoundFinished.v1.avsc: crash point and slot multiplier are decimal strings with two
  * decimals ≥ 1.00; double number 0..14 with 0 white, 1..7 red, 8..14 black; wall-street up/down.
  * round_id = game_id × 10^12 + sequence (docs/decisions.md), so ids stay unique across games.
  * Pure: the body comes in as parsed JSON.
  */
-import { gameBySlug } from '../../../lib/games.ts';
-import type { RoundFinished, RoundResult } from '../../../lib/rounds.ts';
+import { gameBySlug } from '../../../rules/games/catalog.ts';
+import type { RoundFinished, RoundResult } from '../../../rules/rounds/round.ts';
 
 const DECIMAL2 = /^(?:[1-9][0-9]{0,8})\.[0-9]{2}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?(?:Z|[+-]\d{2}:\d{2})$/;

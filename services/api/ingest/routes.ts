@@ -11,9 +11,9 @@ import { isDeepStrictEqual } from 'node:util';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Producer } from 'kafkajs';
 import type { Config } from '../../../lib/config.ts';
-import type { Sql } from '../../../lib/db.ts';
-import { encodeRound, extrasOf, type RoundFinished, roundValue } from '../../../lib/rounds.ts';
-import { topicName } from '../../../lib/topics.ts';
+import type { Sql } from '../../../lib/db/pool.ts';
+import { topicName } from '../../../lib/log/topics.ts';
+import { encodeRound, extrasOf, type RoundFinished, roundValue } from '../../../rules/rounds/round.ts';
 import { ConflictError, InvalidInputError } from '../errors.ts';
 import { parseRoundPost } from './input.ts';
 

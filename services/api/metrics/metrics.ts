@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import { metricsRoute, observeHttpRequests } from '../../../lib/http-metrics.ts';
+import { metricsRoute, observeHttpRequests } from '../../../lib/http/metrics.ts';
 import { createServiceRegistry } from '../../../lib/metrics.ts';
 
 declare module 'fastify' {

@@ -11,7 +11,7 @@ import {
   gameBySlug,
   isGameType,
   isWellFormedSlug,
-} from '../../../lib/games.ts';
+} from '../../../rules/games/catalog.ts';
 import { InvalidInputError, NotFoundError } from '../errors.ts';
 
 /** History `limit` bounds and default (seed 000, "Limits"). */

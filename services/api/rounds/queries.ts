@@ -1,13 +1,13 @@
 /**
- * Reads of the rounds read models (projections/migrations/001_rounds_read_models.sql), written
+ * Reads of the rounds read models (lib/db/migrations/001_rounds_read_models.sql), written
  * by the projector, through the queries the edge's gRPC service uses too
- * (projections/rounds/read.ts); rows are turned into the public REST shapes here. Connection
+ * (lib/db/rounds-read.ts); rows are turned into the public REST shapes here. Connection
  * failures propagate (the API's error handler turns them into 503).
  */
-import type { Sql } from '../../../lib/db.ts';
-import type { GameInfo, GameType } from '../../../lib/games.ts';
-import type { RestRound, StreamRound } from '../../../lib/rounds.ts';
-import { type RoundRow, readGameList, readHistory } from '../../../projections/rounds/read.ts';
+import type { Sql } from '../../../lib/db/pool.ts';
+import { type RoundRow, readGameList, readHistory } from '../../../lib/db/rounds-read.ts';
+import type { GameInfo, GameType } from '../../../rules/games/catalog.ts';
+import type { RestRound, StreamRound } from '../../../rules/rounds/round.ts';
 
 /** A row of GET /api/games (seed 000, "Game"). */
 export interface GameRow {

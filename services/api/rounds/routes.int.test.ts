@@ -3,7 +3,13 @@
  * projector writes them), then these responses; and every bad input of the issue.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertRounds, type RoundFixture, roundId, startTestApi, type TestApi } from '../test-support.ts';
+import {
+  insertRounds,
+  type RoundFixture,
+  roundId,
+  startTestApi,
+  type TestApi,
+} from '../../../tests/support/api.ts';
 import { LIMIT_RULE } from './input.ts';
 
 const T0 = Date.parse('2025-01-02T03:04:05.000Z');

@@ -4,7 +4,7 @@
  * which carries the per-IP rate limit.
  */
 import type { FastifyPluginAsync, FastifySchemaCompiler } from 'fastify';
-import { gamesOfType } from '../../../lib/games.ts';
+import { gamesOfType } from '../../../rules/games/catalog.ts';
 import { NotFoundError } from '../errors.ts';
 import { parseGameParam, parseLimit, parseTypeParam } from './input.ts';
 import type { RoundsQueries } from './queries.ts';

@@ -3,7 +3,7 @@
  * writes only the declared fields) and the generated OpenAPI document (/openapi.json); the
  * strict input rules themselves are in input.ts.
  */
-import { GAME_SLUGS, GAME_TYPES } from '../../../lib/games.ts';
+import { GAME_SLUGS, GAME_TYPES } from '../../../rules/games/catalog.ts';
 import { LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN } from './input.ts';
 
 const errorRef = { $ref: 'ErrorBody#' } as const;

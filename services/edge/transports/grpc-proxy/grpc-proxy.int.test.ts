@@ -1,8 +1,8 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../../lib/logger.ts';
-import { deliveryOf, mkRound } from '../grpc/rounds-fixture.ts';
-import { startTestGrpc, type TestGrpc, until } from '../grpc/test-support.ts';
+import { startTestGrpc, type TestGrpc, until } from '../../../../tests/support/grpc.ts';
+import { deliveryOf, mkRound } from '../../../../tests/support/rounds-fixture.ts';
 import { createGrpcProxyTransport } from './grpc-proxy.ts';
 import { grpcProxyPlugin } from './plugin.ts';
 

@@ -3,7 +3,7 @@
  * server, dialling the edge's own gRPC transport (so it must come after it in the transport
  * list). It has no listener of its own.
  */
-import { closeSpread } from '../../drain.ts';
+import { closeSpread } from '../../../../lib/stream/drain.ts';
 import type { EdgeContext, Transport } from '../../edge.ts';
 import type { GrpcTransport } from '../grpc/grpc.ts';
 import { grpcProxyPlugin } from './plugin.ts';

@@ -20,7 +20,7 @@ import { type ClientReadableStream, Metadata, type ServiceError, status } from '
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { credentialFromHeaders } from '../../../../lib/auth/credentials.ts';
 import type { Logger } from '../../../../lib/logger.ts';
-import { HTTP_ERROR, requestOrigin } from '../../access.ts';
+import { HTTP_ERROR, requestOrigin } from '../../../../lib/stream/access.ts';
 import { LIMIT_RULE } from '../grpc/input.ts';
 import {
   createDataStreamClient,

@@ -4,7 +4,7 @@
  * ("Invalid game slug", "Game not found") so every protocol names bad input alike.
  */
 import { type StatusObject, status } from '@grpc/grpc-js';
-import { isConnectionError } from '../../../../lib/db.ts';
+import { isConnectionError } from '../../../../lib/db/pool.ts';
 import { AppError } from '../../../../lib/errors.ts';
 
 /** An expected rejection carrying its gRPC status code (INVALID_ARGUMENT, NOT_FOUND, …). */

@@ -9,9 +9,10 @@
  * crashes and slots from 2× only, and `colors: [red]` with `min_point: 2` delivers red doubles
  * as well. An empty filter passes everything.
  */
-import type { GameSlug } from '../../../../lib/games.ts';
-import type { RoundFinished } from '../../../../lib/rounds.ts';
-import { type Selection, slugsOf } from '../../hub.ts';
+
+import { type Selection, slugsOf } from '../../../../lib/stream/hub.ts';
+import type { GameSlug } from '../../../../rules/games/catalog.ts';
+import type { RoundFinished } from '../../../../rules/rounds/round.ts';
 import { invalidArgument } from './errors.ts';
 import type { FilterMsg } from './proto.ts';
 

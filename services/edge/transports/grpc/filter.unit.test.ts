@@ -1,6 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import type { RoundFinished, RoundResult } from '../../../../lib/rounds.ts';
+import type { RoundFinished, RoundResult } from '../../../../rules/rounds/round.ts';
 import { RpcError } from './errors.ts';
 import { parseFilter, passes } from './filter.ts';
 

@@ -1,13 +1,20 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GameSlug } from '../../../../lib/games.ts';
-import type { RoundFinished } from '../../../../lib/rounds.ts';
+import type { GameSlug } from '../../../../rules/games/catalog.ts';
+import type { RoundFinished } from '../../../../rules/rounds/round.ts';
+import {
+  createTestLog,
+  metricValue,
+  round,
+  startEdge,
+  type TestLog,
+  until,
+} from '../../../../tests/support/edge.ts';
+import { track, unary } from '../../../../tests/support/grpc.ts';
 import type { Edge } from '../../edge.ts';
-import { createTestLog, metricValue, round, startEdge, type TestLog, until } from '../../test-support.ts';
 import { createGrpcProxyTransport } from '../grpc-proxy/grpc-proxy.ts';
 import { createGrpcTransport, type GrpcTransport } from './grpc.ts';
 import { createDataStreamClient, type DataStreamClient } from './proto.ts';
-import { track, unary } from './test-support.ts';
 
 // The gRPC transport and its proxy in a real edge: rounds appended to the log, read by the
 // edge's own consumer, fed through the hub, received by a grpc-js client and through the proxy.

@@ -11,9 +11,9 @@ import {
 import { loadSync } from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGrpc, type TestGrpc, track, unary, until } from '../../../../tests/support/grpc.ts';
+import { deliveryOf, mkRound } from '../../../../tests/support/rounds-fixture.ts';
 import { LOADER_OPTIONS } from './proto.ts';
-import { deliveryOf, mkRound } from './rounds-fixture.ts';
-import { startTestGrpc, type TestGrpc, track, unary, until } from './test-support.ts';
 
 // The reflection .protos that @grpc/reflection itself serves (grpcurl asks v1, older ones v1alpha).
 const reflectionProto = (v: string) =>

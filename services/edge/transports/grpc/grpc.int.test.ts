@@ -1,9 +1,9 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { toStreamForm } from '../../../../lib/rounds.ts';
+import { toStreamForm } from '../../../../rules/rounds/round.ts';
+import { startTestGrpc, type TestGrpc, track, unary, until } from '../../../../tests/support/grpc.ts';
+import { deliveryOf, insertRounds, mkRound, T0 } from '../../../../tests/support/rounds-fixture.ts';
 import type { RoundMsg } from './proto.ts';
-import { deliveryOf, insertRounds, mkRound, T0 } from './rounds-fixture.ts';
-import { startTestGrpc, type TestGrpc, track, unary, until } from './test-support.ts';
 
 let t: TestGrpc;
 

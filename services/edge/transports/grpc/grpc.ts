@@ -10,7 +10,7 @@ import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
-import { closeSpread } from '../../drain.ts';
+import { closeSpread } from '../../../../lib/stream/drain.ts';
 import type { EdgeContext, Transport } from '../../edge.ts';
 import { dataStreamService, LOADER_OPTIONS, loadDataStream, SERVICE_NAME } from './proto.ts';
 import { createHandlers } from './service.ts';

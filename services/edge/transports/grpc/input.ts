@@ -4,10 +4,15 @@
  * always before any stream starts (issue 3 "Bad input": unknown game or type is NOT_FOUND).
  * Slug and type rules are those of every other transport (../../selection.ts).
  */
-import type { GameInfo, GameType } from '../../../../lib/games.ts';
-import { gameBySlug, gamesOfType } from '../../../../lib/games.ts';
-import type { Selection } from '../../hub.ts';
-import { parseGameSelection, parseTypeSelection, type SelectionResult } from '../../selection.ts';
+
+import type { Selection } from '../../../../lib/stream/hub.ts';
+import {
+  parseGameSelection,
+  parseTypeSelection,
+  type SelectionResult,
+} from '../../../../lib/stream/selection.ts';
+import type { GameInfo, GameType } from '../../../../rules/games/catalog.ts';
+import { gameBySlug, gamesOfType } from '../../../../rules/games/catalog.ts';
 import { invalidArgument, notFound } from './errors.ts';
 
 /** History `limit` bounds and default (seed 000, "Limits"); the same rule as REST. */

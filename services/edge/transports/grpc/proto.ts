@@ -17,7 +17,7 @@ import {
   type ServiceError,
 } from '@grpc/grpc-js';
 import { loadSync, type Options, type PackageDefinition } from '@grpc/proto-loader';
-import type { StreamRound } from '../../../../lib/rounds.ts';
+import type { StreamRound } from '../../../../rules/rounds/round.ts';
 
 export const PROTO_PATH = resolve(import.meta.dirname, '..', '..', '..', '..', 'proto', 'datastream.proto');
 

@@ -1,13 +1,13 @@
 /**
- * Reads of the rounds read models (projections/migrations/001_rounds_read_models.sql) for the
+ * Reads of the rounds read models (lib/db/migrations/001_rounds_read_models.sql) for the
  * unary RPCs ListGames and GetHistory, through the queries the REST API uses too
- * (projections/rounds/read.ts); rows become messages here. Connection failures propagate
+ * (lib/db/rounds-read.ts); rows become messages here. Connection failures propagate
  * (errors.ts turns them into UNAVAILABLE).
  */
-import type { Sql } from '../../../../lib/db.ts';
-import { GAMES } from '../../../../lib/games.ts';
-import { readGameList, readHistory } from '../../../../projections/rounds/read.ts';
-import type { FanOutHub } from '../../hub.ts';
+import type { Sql } from '../../../../lib/db/pool.ts';
+import { readGameList, readHistory } from '../../../../lib/db/rounds-read.ts';
+import type { FanOutHub } from '../../../../lib/stream/hub.ts';
+import { GAMES } from '../../../../rules/games/catalog.ts';
 import type { HistoryTarget } from './input.ts';
 import type { GameMsg, RoundMsg } from './proto.ts';
 

@@ -21,12 +21,12 @@ import {
 } from '@grpc/grpc-js';
 import type { Scope } from '../../../../lib/auth/scopes.ts';
 import type { Principal } from '../../../../lib/auth/verifier.ts';
-import type { Sql } from '../../../../lib/db.ts';
+import type { Sql } from '../../../../lib/db/pool.ts';
 import type { Logger } from '../../../../lib/logger.ts';
-import { bearer, HTTP_ERROR, type StreamAccess } from '../../access.ts';
-import type { FanOutHub, Selection } from '../../hub.ts';
-import type { EdgeMetrics } from '../../metrics.ts';
-import { selectionLabel } from '../../selection.ts';
+import { bearer, HTTP_ERROR, type StreamAccess } from '../../../../lib/stream/access.ts';
+import type { FanOutHub, Selection } from '../../../../lib/stream/hub.ts';
+import type { EdgeMetrics } from '../../../../lib/stream/metrics.ts';
+import { selectionLabel } from '../../../../lib/stream/selection.ts';
 import { notFound, RpcError, toStatus } from './errors.ts';
 import { parseFilter, type RoundFilter } from './filter.ts';
 import { gameSelection, historyTarget, parseLimit, typeSelection } from './input.ts';

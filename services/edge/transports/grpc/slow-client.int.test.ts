@@ -1,7 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { credentials, makeClientConstructor, type ServiceDefinition, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Delivery } from '../../hub.ts';
+import type { Delivery } from '../../../../lib/stream/hub.ts';
+import { startTestGrpc, type TestGrpc, track, until } from '../../../../tests/support/grpc.ts';
+import { deliveryOf, mkRound } from '../../../../tests/support/rounds-fixture.ts';
 import {
   type DataStreamClient,
   encodeRoundMsg,
@@ -9,8 +11,6 @@ import {
   type RoundMsg,
   SERVICE_NAME,
 } from './proto.ts';
-import { deliveryOf, mkRound } from './rounds-fixture.ts';
-import { startTestGrpc, type TestGrpc, track, until } from './test-support.ts';
 
 const LIMIT = 64 * 1024;
 let t: TestGrpc;

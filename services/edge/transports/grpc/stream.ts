@@ -12,8 +12,8 @@
  */
 import { constants as http2 } from 'node:http2';
 import { type StatusObject, status } from '@grpc/grpc-js';
-import type { StreamRound } from '../../../../lib/rounds.ts';
-import type { Delivery, Selection, Subscription } from '../../hub.ts';
+import type { Delivery, Selection, Subscription } from '../../../../lib/stream/hub.ts';
+import type { StreamRound } from '../../../../rules/rounds/round.ts';
 import { passes, type RoundFilter } from './filter.ts';
 import { encodeRoundMsg } from './proto.ts';
 

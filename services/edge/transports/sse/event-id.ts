@@ -12,8 +12,9 @@
  * the broker's offset-by-timestamp lookup (the first offset whose timestamp is >= t can only be at
  * or before the last delivered round), so the resume needs no per-client state on any edge.
  */
-import type { GameSlug } from '../../../../lib/games.ts';
-import { type Selection, slugsOf } from '../../hub.ts';
+
+import { type Selection, slugsOf } from '../../../../lib/stream/hub.ts';
+import type { GameSlug } from '../../../../rules/games/catalog.ts';
 
 /** What a subscriber has received, per game. */
 export interface Position {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { GameSlug } from '../../../../lib/games.ts';
-import type { Selection } from '../../hub.ts';
+import type { Selection } from '../../../../lib/stream/hub.ts';
+import type { GameSlug } from '../../../../rules/games/catalog.ts';
 import { formatEventId, MAX_EVENT_ID_LENGTH, parseEventId } from './event-id.ts';
 
 const mult: Selection = { kind: 'type', type: 'multiplier' };

@@ -8,11 +8,11 @@
  * few at a time, so a crowd reconnecting with old ids cannot open a consumer group each at once.
  */
 import type { Kafka } from 'kafkajs';
-import type { GameSlug } from '../../../../lib/games.ts';
-import { readRange } from '../../../../lib/kafka.ts';
+import { readRange } from '../../../../lib/log/kafka.ts';
 import type { Logger } from '../../../../lib/logger.ts';
-import { decodeRound } from '../../../../lib/rounds.ts';
-import { Delivery, type Selection, type Subscription, slugsOf } from '../../hub.ts';
+import { Delivery, type Selection, type Subscription, slugsOf } from '../../../../lib/stream/hub.ts';
+import type { GameSlug } from '../../../../rules/games/catalog.ts';
+import { decodeRound } from '../../../../rules/rounds/round.ts';
 import type { Position } from './event-id.ts';
 
 /** Rounds kept per game in memory for resumes (about 4 games x 1000 x 1 KB). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Delivery, FanOutHub } from '../../hub.ts';
-import { round } from '../../test-support.ts';
+import { Delivery, FanOutHub } from '../../../../lib/stream/hub.ts';
+import { round } from '../../../../tests/support/edge.ts';
 import { RECENT_PER_GAME, RecentRounds } from './resume.ts';
 import { awaitNamedRounds, RESUME_WINDOW_MS, resumePosition } from './sse.ts';
 

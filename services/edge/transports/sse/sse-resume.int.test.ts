@@ -4,12 +4,19 @@
  * error loop), on the real broker.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GameSlug } from '../../../../lib/games.ts';
-import type { StreamRound } from '../../../../lib/rounds.ts';
+import type { GameSlug } from '../../../../rules/games/catalog.ts';
+import type { StreamRound } from '../../../../rules/rounds/round.ts';
+import {
+  createTestLog,
+  metricValue,
+  round,
+  startEdge,
+  type TestLog,
+  until,
+} from '../../../../tests/support/edge.ts';
+import { openSse, type SseClient } from '../../../../tests/support/sse-client.ts';
 import type { Edge } from '../../edge.ts';
-import { createTestLog, metricValue, round, startEdge, type TestLog, until } from '../../test-support.ts';
 import { createSseTransport } from './sse.ts';
-import { openSse, type SseClient } from './sse-client.ts';
 
 /** True when the rounds of each game come in increasing round-id order. */
 const inGameOrder = (rs: StreamRound[]) =>

@@ -1,10 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GameSlug } from '../../../../lib/games.ts';
-import { type RoundFinished, type StreamRound, toStreamForm } from '../../../../lib/rounds.ts';
+import type { GameSlug } from '../../../../rules/games/catalog.ts';
+import { type RoundFinished, type StreamRound, toStreamForm } from '../../../../rules/rounds/round.ts';
+import {
+  createTestLog,
+  metricValue,
+  round,
+  startEdge,
+  type TestLog,
+  until,
+} from '../../../../tests/support/edge.ts';
+import { openSse, type SseClient } from '../../../../tests/support/sse-client.ts';
 import type { Edge } from '../../edge.ts';
-import { createTestLog, metricValue, round, startEdge, type TestLog, until } from '../../test-support.ts';
 import { createSseTransport } from './sse.ts';
-import { openSse, type SseClient } from './sse-client.ts';
 
 const data = (c: SseClient) => c.named().map((e) => JSON.parse(e.data as string) as StreamRound);
 

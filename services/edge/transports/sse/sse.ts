@@ -26,18 +26,18 @@ import { once } from 'node:events';
 import { createEventBuffer, Session } from 'better-sse';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { credentialFromHeaders } from '../../../../lib/auth/credentials.ts';
-import type { GameSlug } from '../../../../lib/games.ts';
-import { topicName } from '../../../../lib/topics.ts';
-import { HTTP_ERROR, requestOrigin } from '../../access.ts';
-import { closeSpread } from '../../drain.ts';
-import type { EdgeContext, Transport } from '../../edge.ts';
-import type { FanOutHub, Selection } from '../../hub.ts';
+import { topicName } from '../../../../lib/log/topics.ts';
+import { HTTP_ERROR, requestOrigin } from '../../../../lib/stream/access.ts';
+import { closeSpread } from '../../../../lib/stream/drain.ts';
+import type { FanOutHub, Selection } from '../../../../lib/stream/hub.ts';
 import {
   parseGameSelection,
   parseTypeSelection,
   type SelectionResult,
   selectionLabel,
-} from '../../selection.ts';
+} from '../../../../lib/stream/selection.ts';
+import type { GameSlug } from '../../../../rules/games/catalog.ts';
+import type { EdgeContext, Transport } from '../../edge.ts';
 import { type Position, parseEventId } from './event-id.ts';
 import { RecentRounds, readMissed } from './resume.ts';
 import { SseSubscriber, sanitizer } from './subscriber.ts';

@@ -10,9 +10,9 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { createEventBuffer, type EventBuffer, type Session } from 'better-sse';
-import type { GameSlug } from '../../../../lib/games.ts';
-import { type Delivery, type Selection, type Subscription, slugsOf } from '../../hub.ts';
-import { selectionLabel } from '../../selection.ts';
+import { type Delivery, type Selection, type Subscription, slugsOf } from '../../../../lib/stream/hub.ts';
+import { selectionLabel } from '../../../../lib/stream/selection.ts';
+import type { GameSlug } from '../../../../rules/games/catalog.ts';
 import { formatEventId, type Position } from './event-id.ts';
 
 /** Rounds held for a subscriber that is not live yet, at most; more means it cannot keep up. */

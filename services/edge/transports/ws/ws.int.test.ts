@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { GameSlug } from '../../../../lib/games.ts';
-import type { StreamRound } from '../../../../lib/rounds.ts';
-import { testKey } from '../../auth-test-support.ts';
-import type { Edge } from '../../edge.ts';
+import type { GameSlug } from '../../../../rules/games/catalog.ts';
+import type { StreamRound } from '../../../../rules/rounds/round.ts';
+import { testKey } from '../../../../tests/support/credentials.ts';
 import {
   createTestLog,
   metricValue,
@@ -12,7 +11,8 @@ import {
   type TestLog,
   until,
   untilKey,
-} from '../../test-support.ts';
+} from '../../../../tests/support/edge.ts';
+import type { Edge } from '../../edge.ts';
 import { createWsTransport, DRAIN_CLOSE, MAX_PAYLOAD_BYTES, SLOW_CLOSE, TOO_BIG_CLOSE } from './ws.ts';
 
 interface Client {

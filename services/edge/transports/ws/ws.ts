@@ -19,11 +19,11 @@
  */
 
 import type { Principal } from '../../../../lib/auth/verifier.ts';
-import { HTTP_ERROR } from '../../access.ts';
-import { closeSpread } from '../../drain.ts';
+import { HTTP_ERROR } from '../../../../lib/stream/access.ts';
+import { closeSpread } from '../../../../lib/stream/drain.ts';
+import type { Delivery, Selection, Subscription } from '../../../../lib/stream/hub.ts';
+import { parseStreamPath, selectionLabel } from '../../../../lib/stream/selection.ts';
 import type { EdgeContext, Transport } from '../../edge.ts';
-import type { Delivery, Selection, Subscription } from '../../hub.ts';
-import { parseStreamPath, selectionLabel } from '../../selection.ts';
 import { loadNativeUws, type Uws } from './uws.ts';
 
 /** Largest client frame ignored, bytes; clients have nothing to send, so small. */

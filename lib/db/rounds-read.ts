@@ -1,0 +1,102 @@
+/**
+ * Reads of the rounds read models (lib/db/migrations/001_rounds_read_models.sql), shared by
+ * every service that answers queries from them: the REST API and the edge's gRPC ListGames and
+ * GetHistory. Only the projector writes these tables (DESIGN.md); readers come through here.
+ * Postgres returns `bigint` as text and `timestamptz` as Date; rows leave as plain JSON values.
+ * Connection failures propagate to the caller (503 on REST, UNAVAILABLE on gRPC).
+ */
+import type { Sql } from './pool.ts';
+
+/** A row of the game list; `last_round`/`last_update` are null before a game's first round. */
+export interface GameListRow {
+  readonly id: number;
+  readonly slug: string;
+  readonly name: string;
+  readonly type: string;
+  readonly last_round: number | null;
+  /** ISO 8601 in UTC. */
+  readonly last_update: string | null;
+}
+
+/** A round row with every public field: REST `value` and the stream form's `extras`/`timestamp`. */
+export interface RoundRow {
+  readonly round_id: number;
+  readonly game_id: number;
+  readonly game_slug: string;
+  /** The game's primary type as stored; history by type reports the requested one instead. */
+  readonly game_type: string;
+  /** ISO 8601 in UTC. */
+  readonly finished_at: string;
+  readonly value: string;
+  /** JSON text of the per-game data. */
+  readonly extras: string;
+  /** Log append time, Unix ms. */
+  readonly timestamp: number;
+}
+
+interface DbGame {
+  id: number;
+  slug: string;
+  name: string;
+  type: string;
+  last_round: string | null;
+  last_update: Date | null;
+}
+
+interface DbRound {
+  round_id: string;
+  game_id: number;
+  game_slug: string;
+  game_type: string;
+  finished_at: Date;
+  value: string;
+  extras: unknown;
+  appended_at: Date;
+}
+
+/** The game list in id order. */
+export async function readGameList(sql: Sql): Promise<GameListRow[]> {
+  const rows = await sql<
+    DbGame[]
+  >`select id, slug, name, type, last_round, last_update from games order by id`;
+  return rows.map((g) => ({
+    id: g.id,
+    slug: g.slug,
+    name: g.name,
+    type: g.type,
+    last_round: g.last_round === null ? null : Number(g.last_round),
+    last_update: g.last_update?.toISOString() ?? null,
+  }));
+}
+
+/**
+ * Up to `limit` rounds of the games `gameIds`, newest first (finished_at, then round_id,
+ * descending). For several games the newest `limit` of each comes through the
+ * (game_id, finished_at, round_id) index and is then merged, so the cost stays
+ * O(games × limit) however long the history grows.
+ */
+export async function readHistory(sql: Sql, gameIds: readonly number[], limit: number): Promise<RoundRow[]> {
+  const cols = sql`round_id, game_id, game_slug, game_type, finished_at, value, extras, appended_at`;
+  const rows =
+    gameIds.length === 1
+      ? await sql<DbRound[]>`
+          select ${cols} from rounds where game_id = ${gameIds[0] as number}
+          order by finished_at desc, round_id desc limit ${limit}`
+      : await sql<DbRound[]>`
+          select r.* from unnest(${sql.array([...gameIds])}::int[]) as g(id)
+          cross join lateral (
+            select ${cols} from rounds where game_id = g.id
+            order by finished_at desc, round_id desc limit ${limit}
+          ) r
+          order by r.finished_at desc, r.round_id desc limit ${limit}`;
+  return rows.map((r) => ({
+    round_id: Number(r.round_id),
+    game_id: r.game_id,
+    game_slug: r.game_slug,
+    game_type: r.game_type,
+    finished_at: r.finished_at.toISOString(),
+    value: r.value,
+    extras: JSON.stringify(r.extras),
+    timestamp: r.appended_at.getTime(),
+  }));
+}

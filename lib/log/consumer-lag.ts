@@ -1,0 +1,260 @@
+/**
+ * Consumer lag per partition, one gauge for every kafkajs consumer of the project:
+ *
+ *   kafka_consumer_lag{consumer, topic, partition} = high-water mark − position
+ *
+ * where `position` is the next offset the consumer will process (one past the last processed
+ * record: what a commit stores, and what our projectors keep as their Postgres checkpoint). It is
+ * the figure kafka-consumer-groups.sh prints as LAG, computed per process rather than per group,
+ * so consumers that commit nothing (the edges, the key tables) are covered too.
+ *
+ * Where the numbers come from:
+ * - high-water marks: every batch (kafkajs `END_BATCH_PROCESS` carries the fetch's
+ *   `highWatermark`), and a periodic admin read (`refreshMs`), which is what moves the lag of a
+ *   partition that receives records while its consumer is paused or stuck, or that is idle;
+ * - positions: reported by the consumer's own code (`position()`), since only it knows what is
+ *   processed (a saga's watermark, a projector's checkpoint); a partition without a report falls
+ *   back to the group's committed offset, then to its first retained offset (fromBeginning).
+ * - assignment: `GROUP_JOIN`; partitions that moved to another member stop being reported here.
+ *
+ * `consumer` is a stable name (projector-rounds, edge-source, …), not the group id: several
+ * consumers use a fresh group per start (`edge-<uuid>`), which would make a new series per
+ * restart. Several trackers share one gauge per registry.
+ */
+import type { Admin, Consumer, Kafka } from 'kafkajs';
+import { Gauge, type Registry } from 'prom-client';
+import type { Logger } from '../logger.ts';
+
+/** Name of the gauge (dashboards and tests refer to it). */
+export const CONSUMER_LAG_METRIC = 'kafka_consumer_lag';
+
+export interface ConsumerLagOptions {
+  readonly kafka: Kafka;
+  readonly registry: Registry;
+  /** The `consumer` label: a stable name of this consumer. */
+  readonly name: string;
+  /** Group whose committed offsets stand in for partitions without a reported position. */
+  readonly groupId: string;
+  /**
+   * The consumer to follow (assignment from GROUP_JOIN, high-water marks from its batches). Without
+   * one, every partition of `topics` is followed from the group's committed offsets: the backlog of
+   * a group that no process here runs (e.g. the replay group of a dead-letter topic).
+   */
+  readonly consumer?: Consumer;
+  /** Topics followed when there is no `consumer`. */
+  readonly topics?: readonly string[];
+  /** Period of the admin read of high-water marks, ms (KAFKA_LAG_REFRESH_MS). */
+  readonly refreshMs: number;
+  readonly logger: Logger;
+}
+
+export interface ConsumerLag {
+  /**
+   * Starts the periodic read of a tracker without a consumer (nothing connects before); one with a
+   * consumer starts by itself when the consumer joins its group.
+   */
+  start(): void;
+  /** Records that everything below `next` of topic/partition is processed. */
+  position(topic: string, partition: number, next: bigint): void;
+  /** Lag of a partition in records, or undefined while its mark or position is unknown. */
+  lag(topic: string, partition: number): bigint | undefined;
+  /** Stops the timer and the listeners, disconnects the admin client, removes this consumer's series. */
+  stop(): Promise<void>;
+}
+
+interface Source {
+  readonly name: string;
+  samples(): Array<{ topic: string; partition: number; lag: bigint }>;
+}
+
+const sources = new WeakMap<Registry, Set<Source>>();
+
+/** The registry's lag gauge, created once; it asks every tracker of the registry at scrape time. */
+function lagGauge(registry: Registry): Set<Source> {
+  let set = sources.get(registry);
+  if (set) return set;
+  const own = new Set<Source>();
+  set = own;
+  sources.set(registry, own);
+  new Gauge({
+    name: CONSUMER_LAG_METRIC,
+    help: 'High-water mark minus the next offset to process, per consumer, topic and partition (records).',
+    labelNames: ['consumer', 'topic', 'partition'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of own)
+        for (const x of s.samples())
+          this.set({ consumer: s.name, topic: x.topic, partition: String(x.partition) }, Number(x.lag));
+    },
+  });
+  return own;
+}
+
+const key = (topic: string, partition: number) => `${partition}\u0000${topic}`;
+
+/** Starts following a consumer (or a group's backlog); see the module comment. */
+export function trackConsumerLag(o: ConsumerLagOptions): ConsumerLag {
+  const log = o.logger.child({ component: 'consumer-lag', consumer: o.name });
+  /** Followed partitions per topic; with a consumer, its assignment (empty until it joins). */
+  const followed = new Map<string, Set<number>>(
+    o.consumer ? [] : (o.topics ?? []).map((t) => [t, new Set()]),
+  );
+  const high = new Map<string, bigint>();
+  const low = new Map<string, bigint>();
+  const reported = new Map<string, bigint>();
+  const committed = new Map<string, bigint>();
+  const removers: Array<() => void> = [];
+  let admin: Admin | undefined;
+  let connected: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let failing = false;
+  let stopped = false;
+
+  const raiseHigh = (k: string, h: bigint) => {
+    // High-water marks only grow; a batch's mark may be older than the last admin read.
+    if (h > (high.get(k) ?? -1n)) high.set(k, h);
+  };
+
+  function lag(topic: string, partition: number): bigint | undefined {
+    const k = key(topic, partition);
+    const h = high.get(k);
+    if (h === undefined) return undefined;
+    let p = reported.get(k);
+    if (p === undefined) {
+      const c = committed.get(k);
+      p = c !== undefined && c >= 0n ? c : low.get(k);
+    }
+    if (p === undefined) return undefined;
+    return h > p ? h - p : 0n;
+  }
+
+  /** The admin client, connected; a failed connect is forgotten so the next refresh tries again. */
+  async function connectedAdmin(): Promise<Admin> {
+    if (!admin || !connected) {
+      const a = o.kafka.admin();
+      const c = a.connect().catch((err: unknown) => {
+        if (admin === a) {
+          admin = undefined;
+          connected = undefined;
+        }
+        throw err;
+      });
+      admin = a;
+      connected = c;
+    }
+    const a = admin;
+    await connected;
+    return a;
+  }
+
+  async function readOffsets(): Promise<void> {
+    const client = await connectedAdmin();
+    const topics = [...followed.keys()];
+    let unreported = false;
+    for (const topic of topics) {
+      const parts = followed.get(topic) ?? new Set<number>();
+      for (const x of await client.fetchTopicOffsets(topic)) {
+        if (!o.consumer) parts.add(x.partition);
+        if (!parts.has(x.partition)) continue;
+        const k = key(topic, x.partition);
+        raiseHigh(k, BigInt(x.high));
+        low.set(k, BigInt(x.low));
+        if (!reported.has(k)) unreported = true;
+      }
+    }
+    if (!unreported || topics.length === 0) return;
+    for (const t of await client.fetchOffsets({ groupId: o.groupId, topics })) {
+      for (const p of t.partitions) committed.set(key(t.topic, p.partition), BigInt(p.offset));
+    }
+  }
+
+  /** Reads high-water marks (and commits where needed) now. Never throws: a failure keeps the last values. */
+  async function refresh(): Promise<void> {
+    if (stopped || followed.size === 0) return;
+    running ??= readOffsets()
+      .then(() => {
+        if (failing) log.info('consumer lag readable again');
+        failing = false;
+      })
+      .catch((err: unknown) => {
+        if (!failing && !stopped)
+          log.warn(
+            { err: (err as Error).message },
+            'could not read offsets for the lag; keeping the last values',
+          );
+        failing = true;
+      })
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  }
+
+  function startTimer(): void {
+    if (timer || stopped) return;
+    timer = setInterval(() => void refresh(), o.refreshMs);
+    timer.unref();
+  }
+
+  const source: Source = {
+    name: o.name,
+    samples() {
+      const out: Array<{ topic: string; partition: number; lag: bigint }> = [];
+      for (const [topic, parts] of followed)
+        for (const partition of parts) {
+          const n = lag(topic, partition);
+          if (n !== undefined) out.push({ topic, partition, lag: n });
+        }
+      return out;
+    },
+  };
+  lagGauge(o.registry).add(source);
+
+  const c = o.consumer;
+  if (c) {
+    removers.push(
+      c.on(c.events.GROUP_JOIN, (e) => {
+        followed.clear();
+        for (const [topic, parts] of Object.entries(e.payload.memberAssignment))
+          followed.set(topic, new Set(parts));
+        // Positions of partitions another member now owns would only go stale here.
+        for (const m of [reported, committed])
+          for (const k of [...m.keys()]) {
+            const [p, topic] = k.split('\u0000') as [string, string];
+            if (!followed.get(topic)?.has(Number(p))) m.delete(k);
+          }
+        startTimer();
+        void refresh();
+      }),
+      c.on(c.events.END_BATCH_PROCESS, (e) => {
+        const h = e.payload.highWatermark;
+        if (/^\d+$/.test(h)) raiseHigh(key(e.payload.topic, e.payload.partition), BigInt(h));
+      }),
+    );
+  }
+
+  return {
+    start() {
+      startTimer();
+      void refresh();
+    },
+    position(topic, partition, next) {
+      reported.set(key(topic, partition), next);
+    },
+    lag,
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      for (const r of removers.splice(0)) r();
+      sources.get(o.registry)?.delete(source);
+      // A read in flight (kafkajs retries a missing topic for seconds) must not hold up a shutdown:
+      // disconnecting makes it fail, and the failure is not logged once stopped.
+      if (admin) {
+        await connected?.catch(() => {});
+        await admin.disconnect().catch(() => {});
+      }
+    },
+  };
+}

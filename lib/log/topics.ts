@@ -1,0 +1,118 @@
+/**
+ * The one topic registry (DESIGN.md "Topics"). Every producer and consumer takes its topic name
+ * from here; topics are created by `ensureTopics` (scripts/create-topics.ts, service start-up,
+ * tests), never by broker auto-create.
+ */
+import type { Admin, ITopicConfig } from 'kafkajs';
+import type { Config } from '../config.ts';
+
+export interface TopicSpec {
+  /** Name without the namespace prefix. */
+  readonly base: string;
+  /** What the record key is; records with one key stay in order on one partition. */
+  readonly key: string;
+  /** Event types carried. */
+  readonly events: readonly string[];
+  /** Broker-side topic configuration. */
+  readonly configEntries: Readonly<Record<string, string>>;
+}
+
+export const TOPICS = {
+  /** Every finished round; kept forever because analytics and rebuilds replay it from offset 0. */
+  rounds: {
+    base: 'rounds',
+    key: 'game slug',
+    events: ['RoundFinished'],
+    configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
+  },
+  /** Records of `rounds` that the projector could not decode, with the reason in headers (`npm run dead-letters`). */
+  roundsDeadLetter: {
+    base: 'rounds.dead-letter',
+    key: 'original key',
+    events: ['(original bytes)'],
+    configEntries: { 'retention.ms': String(30 * 24 * 3600 * 1000), 'cleanup.policy': 'delete' },
+  },
+  /**
+   * API keys as events (DESIGN.md "Topics"); compacted, so the latest event per key id survives and
+   * a deleted key's tombstone eventually removes it. Every credential-checking process replays it.
+   */
+  authKeys: {
+    base: 'auth-keys',
+    key: 'key id',
+    events: ['KeyCreated', 'KeyRevoked', 'KeyDeleted', '(tombstone after KeyDeleted)'],
+    configEntries: { 'cleanup.policy': 'compact', 'retention.ms': '-1', 'min.compaction.lag.ms': '60000' },
+  },
+  /**
+   * Bets and their wallet outcomes (issue 5): one key per player so a player's events stay in
+   * order; the wallet-saga, the settlement processor and the wallet projector consume it.
+   */
+  walletTransactions: {
+    base: 'wallet-transactions',
+    key: 'operator_id:user_id',
+    events: [
+      'BetPlaced',
+      'CallbackSucceeded',
+      'CallbackFailed',
+      'BetRejected',
+      'RollbackRequested',
+      'BetSettled',
+    ],
+    configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
+  },
+  /** Callbacks whose retries are used up (parked by the wallet-saga); `npm run dead-letters -- replay wallet` re-drives them. */
+  walletDeadLetter: {
+    base: 'wallet-transactions.dead-letter',
+    key: 'operator_id:user_id',
+    events: ['(the event whose callback was parked, with reason headers)'],
+    configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
+  },
+  /**
+   * Ledger of dead-letter replays (`npm run dead-letters -- replay`, issue 6): one DeadLetterReplayed
+   * per record re-appended, so the same record is not replayed twice by accident.
+   */
+  deadLetterReplays: {
+    base: 'dead-letters.replays',
+    key: 'dead-letter topic/partition/offset',
+    events: ['DeadLetterReplayed'],
+    configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
+  },
+  /** Game access sessions (seed 001): SessionCreated, SessionOpened, SessionExpired, key = session id. */
+  accessSessions: {
+    base: 'access-sessions',
+    key: 'session id',
+    events: ['SessionCreated', 'SessionOpened', 'SessionExpired'],
+    configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
+  },
+} as const satisfies Record<string, TopicSpec>;
+
+export type TopicKey = keyof typeof TOPICS;
+
+/** Full topic name of `key` under the configured namespace (`TOPIC_NAMESPACE` + base). */
+export function topicName(config: Pick<Config, 'kafka'>, key: TopicKey): string {
+  return `${config.kafka.topicNamespace}${TOPICS[key].base}`;
+}
+
+/**
+ * Creates the given topics when missing (partitions and replication from config; existing topics
+ * are left as they are). Waits for leaders so producers can append right after.
+ * @returns the names that were created.
+ */
+export async function ensureTopics(
+  admin: Admin,
+  config: Pick<Config, 'kafka'>,
+  keys: readonly TopicKey[] = Object.keys(TOPICS) as TopicKey[],
+): Promise<string[]> {
+  const existing = new Set(await admin.listTopics());
+  const wanted: ITopicConfig[] = keys
+    .map((k) => ({ k, name: topicName(config, k) }))
+    .filter(({ name }) => !existing.has(name))
+    .map(({ k, name }) => ({
+      topic: name,
+      numPartitions: config.kafka.partitions,
+      replicationFactor: config.kafka.replicationFactor,
+      configEntries: Object.entries(TOPICS[k].configEntries).map(([n, value]) => ({ name: n, value })),
+    }));
+  if (wanted.length === 0) return [];
+  await admin.createTopics({ topics: wanted, waitForLeaders: true });
+  return wanted.map((t) => t.topic);
+}

@@ -1,0 +1,176 @@
+/**
+ * The edge's own reader of every partition of `rounds` (issue 3, item 1; DESIGN.md "Edge nodes
+ * are stateless"). Each process uses a consumer group of its own (`edge-<uuid>`) that commits
+ * nothing, so any number of edges each see every round and a restarted edge starts fresh.
+ *
+ * Start-up: (a) the high-water marks are captured; (b) the newest round of each game is found by
+ * reading the log tail backwards and published to the hub before any subscriber can exist, so
+ * `hub.latest()` (SSE `initial`, gRPC GetLatest) works at once; (c) the live consumer seeks every
+ * partition to the captured marks, so nothing appended during (b) is missed. The hub drops a round
+ * not newer than the latest of its game, so the overlap of (b) and (c) is never delivered twice.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Consumer, Kafka } from 'kafkajs';
+import { GAME_SLUGS } from '../../rules/games/catalog.ts';
+import { decodeRound, type RoundFinished } from '../../rules/rounds/round.ts';
+import type { Config } from '../config.ts';
+import { type ConsumerLag, trackConsumerLag } from '../log/consumer-lag.ts';
+import { partitionOffsets } from '../log/kafka.ts';
+import { scanBackward } from '../log/rounds-log.ts';
+import { topicName } from '../log/topics.ts';
+import type { Logger } from '../logger.ts';
+import { Delivery, type FanOutHub } from './hub.ts';
+import type { EdgeMetrics } from './metrics.ts';
+
+/**
+ * Records per partition the start-up scan reads at most while some game is still not found (a
+ * game with no round in the newest 20,000 records gets no `initial` until its next round). It
+ * bounds start-up time on a topic kept forever.
+ */
+const BOOTSTRAP_MAX_RECORDS_PER_PARTITION = 20_000;
+const BOOTSTRAP_CHUNK = 500;
+/** Broker fetch wait, ms: short, because every ms here is delivery latency when rounds are sparse. */
+const FETCH_MAX_WAIT_MS = 25;
+
+export interface RoundSource {
+  /** Full name of the rounds topic read. */
+  readonly topic: string;
+  /** True once the live consumer has joined and fetched from the start marks. */
+  readonly ready: boolean;
+  /**
+   * Finds the latest round per game, then starts consuming live.
+   * @throws when the broker cannot be reached (kafkajs retries first) or the topic is missing.
+   */
+  start(): Promise<void>;
+  /** Disconnects the consumer; idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface RoundSourceDeps {
+  readonly kafka: Kafka;
+  readonly config: Pick<Config, 'kafka'>;
+  readonly logger: Logger;
+  readonly hub: FanOutHub;
+  readonly metrics: EdgeMetrics;
+}
+
+/** Kafka message timestamp (ms, string) to a number; the append time of the stream form. */
+function appendTime(ts: string): number {
+  const n = Number(ts);
+  return Number.isFinite(n) ? n : 0;
+}
+
+/** The rounds source of one edge process. */
+export function createRoundSource(deps: RoundSourceDeps): RoundSource {
+  const { kafka, hub, metrics } = deps;
+  const log = deps.logger.child({ component: 'edge-source' });
+  const topic = topicName(deps.config, 'rounds');
+  let consumer: Consumer | undefined;
+  let lag: ConsumerLag | undefined;
+  let ready = false;
+  let stopped = false;
+
+  const decode = (value: Buffer | null, partition: number, offset: string): RoundFinished | undefined => {
+    try {
+      return decodeRound(value);
+    } catch (err) {
+      // The projector dead-letters such a record; the edge only skips it.
+      metrics.undecodable.inc();
+      log.warn({ partition, offset, err: (err as Error).message }, 'skipping undecodable record');
+      return undefined;
+    }
+  };
+
+  async function bootstrap(): Promise<Map<number, bigint>> {
+    const marks = new Map<number, bigint>();
+    for (const [p, o] of await partitionOffsets(kafka, topic)) marks.set(p, o.high);
+    const newest = new Map<string, Delivery>();
+    let scanned = 0;
+    const limit = BOOTSTRAP_MAX_RECORDS_PER_PARTITION * Math.max(1, marks.size);
+    await scanBackward(
+      kafka,
+      topic,
+      (round, r) => {
+        scanned++;
+        const prev = newest.get(round.game_slug);
+        if (prev && prev.round.round_id >= round.round_id) return;
+        const at = appendTime(r.message.timestamp);
+        newest.set(round.game_slug, new Delivery(round, at, r.partition, BigInt(r.offset)));
+      },
+      () => newest.size === GAME_SLUGS.length || scanned >= limit,
+      { chunk: BOOTSTRAP_CHUNK, logger: log },
+    );
+    // Oldest first, so `latest()` of a type ends with the newest round.
+    for (const d of [...newest.values()].sort((a, b) => a.appendedAt - b.appendedAt)) hub.publish(d);
+    log.info({ games: [...newest.keys()], scanned }, 'latest rounds loaded from the log tail');
+    return marks;
+  }
+
+  return {
+    topic,
+    get ready() {
+      return ready;
+    },
+    async start() {
+      const marks = await bootstrap();
+      const groupId = `edge-${randomUUID()}`;
+      const c = kafka.consumer({ groupId, maxWaitTimeInMs: FETCH_MAX_WAIT_MS, minBytes: 1 });
+      consumer = c;
+      const l = trackConsumerLag({
+        kafka,
+        registry: metrics.register,
+        name: 'edge-source',
+        groupId,
+        consumer: c,
+        refreshMs: deps.config.kafka.lagRefreshMs,
+        logger: log,
+      });
+      lag = l;
+      // Next offset to read per partition: the start marks, then past each record handled. The
+      // group commits nothing, so after a kafkajs restart (broker outage) it would start at the
+      // end; seeking on every join resumes exactly where it stopped instead. GROUP_JOIN is emitted
+      // synchronously before the first fetch, so the seek always applies to it.
+      const next = new Map(marks);
+      let joined = false;
+      c.on(c.events.GROUP_JOIN, () => {
+        joined = true;
+        for (const [partition, offset] of next) {
+          c.seek({ topic, partition, offset: String(offset) });
+          l.position(topic, partition, offset);
+        }
+      });
+      c.on(c.events.FETCH, () => {
+        if (joined && !stopped) ready = true;
+      });
+      c.on(c.events.CRASH, (e) => {
+        ready = false;
+        joined = false;
+        log.error({ err: e.payload.error?.message, restart: e.payload.restart }, 'consumer crashed');
+      });
+      await c.connect();
+      await c.subscribe({ topic, fromBeginning: false });
+      await c.run({
+        autoCommit: false,
+        eachBatch: async ({ batch }) => {
+          for (const m of batch.messages) {
+            next.set(batch.partition, BigInt(m.offset) + 1n);
+            const round = decode(m.value, batch.partition, m.offset);
+            if (!round) continue;
+            hub.publish(new Delivery(round, appendTime(m.timestamp), batch.partition, BigInt(m.offset)));
+          }
+          const position = next.get(batch.partition);
+          if (position !== undefined) l.position(topic, batch.partition, position);
+        },
+      });
+      log.info({ topic, marks: Object.fromEntries([...marks].map(([p, o]) => [p, String(o)])) }, 'live');
+    },
+    async stop() {
+      stopped = true;
+      ready = false;
+      await consumer?.disconnect();
+      consumer = undefined;
+      await lag?.stop();
+      lag = undefined;
+    },
+  };
+}

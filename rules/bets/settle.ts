@@ -1,0 +1,137 @@
+/**
+ * A bet's settlement state as pure decide/evolve (STYLE.md §3; issue 5 contract "Bet lifecycle"
+ * step 3). No I/O, no clock: `now` (Unix ms) comes in as an argument.
+ *
+ *   placed ──CallbackSucceeded{bet}──▶ counted ──round finished──▶ settled
+ *     │          (demo and free bets start counted)     │
+ *     ├──BetRejected (saga)──▶ rejected                  └─placed_at >= finished_at──▶ cancelled
+ *     └──placed_at >= finished_at, or a selection of another game──▶ cancelled
+ *
+ * A cancelled bet that was (or later turns out to be) debited gets exactly one RollbackRequested
+ * (tx_id + 2); a rejected bet is never settled, and the saga compensates its own rejections.
+ */
+
+import type { BetPlaced, WalletEvent } from '../../lib/log/wallet-events.ts';
+import { rollbackTxId, winTxId } from '../money/money.ts';
+import type { RoundFinished } from '../rounds/round.ts';
+import { InvalidBetError, payout, selectionOf } from './payout.ts';
+
+export type BetStatus = 'placed' | 'counted' | 'settled' | 'rejected' | 'cancelled';
+
+/** Everything settlement knows about one bet. */
+export interface BetState {
+  readonly placed: BetPlaced;
+  readonly status: BetStatus;
+  /** The operator confirmed the debit (CallbackSucceeded kind bet). */
+  readonly debited: boolean;
+  /** A RollbackRequested of this bet exists (ours or the saga's). */
+  readonly rollback: boolean;
+}
+
+/** The finished round a bet is on: what decide needs of a RoundFinished. */
+export type FinishedRound = Pick<RoundFinished, 'round_id' | 'game_slug' | 'finished_at' | 'result'>;
+
+/** The bet tx_id a wallet event is about (RollbackRequested → linked bet, callbacks → bet_tx_id). */
+export function betTxIdOf(e: WalletEvent): number {
+  switch (e.type) {
+    case 'CallbackSucceeded':
+    case 'CallbackFailed':
+      return e.value.bet_tx_id;
+    case 'RollbackRequested':
+      return e.value.linked_tx_id;
+    default:
+      return e.value.tx_id;
+  }
+}
+
+/**
+ * Applies one wallet event of this bet. A BetPlaced starts the state (a repeated one changes
+ * nothing); any other event before a BetPlaced returns `undefined` (nothing to settle).
+ */
+export function evolve(state: BetState | undefined, e: WalletEvent): BetState | undefined {
+  if (e.type === 'BetPlaced') {
+    if (state) return state;
+    const b = e.value.bet;
+    return {
+      placed: e.value,
+      status: b.demo || b.mode === 'free' ? 'counted' : 'placed',
+      debited: false,
+      rollback: false,
+    };
+  }
+  if (!state) return undefined;
+  switch (e.type) {
+    case 'CallbackSucceeded':
+      if (e.value.kind !== 'bet') return state;
+      return { ...state, debited: true, status: state.status === 'placed' ? 'counted' : state.status };
+    case 'BetRejected': {
+      if (state.status !== 'placed' && state.status !== 'counted') return state;
+      const ours = e.value.code === 'ROUND_CLOSED' || e.value.code === 'INVALID_BET';
+      return { ...state, status: ours ? 'cancelled' : 'rejected' };
+    }
+    case 'RollbackRequested':
+      return { ...state, rollback: true };
+    case 'BetSettled':
+      return { ...state, status: 'settled' };
+    case 'CallbackFailed':
+      return state;
+  }
+}
+
+function rollback(state: BetState, reason: string, now: number): WalletEvent {
+  const p = state.placed;
+  return {
+    type: 'RollbackRequested',
+    value: { tx_id: rollbackTxId(p.tx_id), linked_tx_id: p.tx_id, bet: p.bet, reason, at: now },
+  };
+}
+
+function cancel(state: BetState, code: string, reason: string, now: number): WalletEvent[] {
+  const out: WalletEvent[] = [
+    { type: 'BetRejected', value: { tx_id: state.placed.tx_id, code, reason, at: now } },
+  ];
+  if (state.debited && !state.rollback) out.push(rollback(state, reason, now));
+  return out;
+}
+
+/**
+ * The events settlement appends for `state` given its round (`undefined` while it has not
+ * finished). Feed them back through `evolve` before deciding again: decide is not idempotent by
+ * itself, the state is.
+ * @param round must be the bet's own round (same game and round_id).
+ */
+export function decide(state: BetState, round: FinishedRound | undefined, now: number): WalletEvent[] {
+  const p = state.placed;
+  if (state.status === 'cancelled')
+    return state.debited && !state.rollback ? [rollback(state, 'bet cancelled after its debit', now)] : [];
+  if (state.status !== 'placed' && state.status !== 'counted') return [];
+  if (!round) return [];
+  if (p.placed_at >= round.finished_at)
+    return cancel(
+      state,
+      'ROUND_CLOSED',
+      `bet placed at ${p.placed_at}, round finished at ${round.finished_at}`,
+      now,
+    );
+  let result: ReturnType<typeof payout>;
+  try {
+    result = payout(selectionOf(p.selection), round.result, p.bet.amount_minor);
+  } catch (err) {
+    if (err instanceof InvalidBetError) return cancel(state, 'INVALID_BET', err.message, now);
+    throw err;
+  }
+  if (state.status === 'placed') return []; // the debit is not confirmed yet: wait for it or its rejection
+  return [
+    {
+      type: 'BetSettled',
+      value: {
+        tx_id: p.tx_id,
+        bet: p.bet,
+        outcome: result.outcome,
+        payout_minor: result.payoutMinor,
+        win_tx_id: result.outcome === 'won' ? winTxId(p.tx_id) : null,
+        at: now,
+      },
+    },
+  ];
+}

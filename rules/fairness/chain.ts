@@ -1,0 +1,124 @@
+/**
+ * Provably fair hash chains (docs/decisions.md "Provably fair rounds"; the scheme public crash
+ * games use). Pure: no clock, no I/O.
+ *
+ * Per game and epoch: h_N = HMAC-SHA256(key = server seed, msg = "chain:<slug>:<epoch>") and
+ * h_(k-1) = SHA-256(h_k) over the raw 32 bytes. The commitment is h_0, published before the
+ * first round. Round i of the epoch (1..N) reveals h_i; anyone checks SHA-256^i(h_i) = commitment
+ * and SHA-256(h_i) = h_(i-1), the previous round's hash. The result is a pure function of
+ * HMAC-SHA256(key = h_i, msg = "<slug>:<commitment hex>").
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { FairnessInputError } from '../errors.ts';
+
+/** Bytes of every chain hash. */
+export const HASH_BYTES = 32;
+/** Default spacing of stored chain positions: memory N/1000 hashes, at most 1000 hashes per lookup. */
+export const DEFAULT_CHECKPOINT_EVERY = 1000;
+
+/** SHA-256 of raw bytes. */
+export function sha256(bytes: Uint8Array): Buffer {
+  return createHash('sha256').update(bytes).digest();
+}
+
+/** SHA-256 applied `times` times (0 returns a copy). */
+export function sha256Times(bytes: Uint8Array, times: number): Buffer {
+  let h: Buffer = Buffer.from(bytes);
+  for (let i = 0; i < times; i++) h = sha256(h);
+  return h;
+}
+
+/**
+ * Parses a 64-hex-character hash (either case).
+ * @throws FairnessInputError naming `what` when it is not 64 hex characters.
+ */
+export function parseHash(hex: string, what = 'hash'): Buffer {
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new FairnessInputError(`${what} must be 64 hex characters`);
+  return Buffer.from(hex, 'hex');
+}
+
+/** h_N of a chain: HMAC-SHA256(key = serverSeed, msg = "chain:<slug>:<epoch>"). */
+export function chainSeed(serverSeed: Uint8Array, slug: string, epoch: number): Buffer {
+  return createHmac('sha256', serverSeed).update(`chain:${slug}:${epoch}`).digest();
+}
+
+/** The bytes a round's result is computed from: HMAC-SHA256(key = revealed hash, msg = "<slug>:<commitment>"). */
+export function roundHmac(hash: Uint8Array, slug: string, commitmentHex: string): Buffer {
+  return createHmac('sha256', hash).update(`${slug}:${commitmentHex.toLowerCase()}`).digest();
+}
+
+/** One game's chain for one epoch. */
+export interface HashChain {
+  readonly slug: string;
+  readonly epoch: number;
+  /** N: rounds the chain serves (indices 1..N). */
+  readonly length: number;
+  /** h_0 as lower-case hex. */
+  readonly commitment: string;
+  /** h_index, 0 <= index <= N. @throws FairnessInputError outside that range. */
+  hashAt(index: number): Buffer;
+}
+
+/**
+ * Builds the chain of `slug`/`epoch` with one pass of N hashes, keeping every
+ * `checkpointEvery`-th position; `hashAt(i)` hashes down from the nearest checkpoint above i and
+ * caches that segment, so walking forward through the rounds costs one hash per round on average.
+ * @throws FairnessInputError for a non-positive length or checkpoint spacing, or a negative epoch.
+ */
+export function buildChain(
+  serverSeed: Uint8Array,
+  slug: string,
+  epoch: number,
+  length: number,
+  checkpointEvery = DEFAULT_CHECKPOINT_EVERY,
+): HashChain {
+  if (!Number.isSafeInteger(length) || length < 1) throw new FairnessInputError(`bad chain length ${length}`);
+  if (!Number.isSafeInteger(epoch) || epoch < 0) throw new FairnessInputError(`bad chain epoch ${epoch}`);
+  if (!Number.isSafeInteger(checkpointEvery) || checkpointEvery < 1)
+    throw new FairnessInputError(`bad checkpoint spacing ${checkpointEvery}`);
+  const checkpoints = new Map<number, Buffer>();
+  let h = chainSeed(serverSeed, slug, epoch);
+  checkpoints.set(length, h);
+  for (let k = length; k > 0; k--) {
+    h = sha256(h);
+    if ((k - 1) % checkpointEvery === 0) checkpoints.set(k - 1, h);
+  }
+  const commitment = h.toString('hex');
+  let segment: { top: number; hashes: Buffer[] } | null = null;
+
+  function hashAt(index: number): Buffer {
+    if (!Number.isSafeInteger(index) || index < 0 || index > length)
+      throw new FairnessInputError(`chain index ${index} outside 0..${length}`);
+    const top = Math.min(length, Math.ceil(index / checkpointEvery) * checkpointEvery);
+    if (segment?.top !== top) {
+      const bottom = Math.floor((top - 1) / checkpointEvery) * checkpointEvery;
+      let cur = checkpoints.get(top) as Buffer;
+      const hashes = [cur];
+      for (let k = top; k > Math.max(bottom, 0); k--) {
+        cur = sha256(cur);
+        hashes.push(cur);
+      }
+      segment = { top, hashes };
+    }
+    return Buffer.from(segment.hashes[top - index] as Buffer);
+  }
+
+  return { slug, epoch, length, commitment, hashAt };
+}
+
+/**
+ * True when SHA-256 applied `index` times to `hashHex` gives `commitmentHex`.
+ * @throws FairnessInputError for malformed hex or an index that is not a positive safe integer.
+ */
+export function verifyChain(hashHex: string, index: number, commitmentHex: string): boolean {
+  const hash = parseHash(hashHex, 'hash');
+  const commitment = parseHash(commitmentHex, 'commitment');
+  if (!Number.isSafeInteger(index) || index < 1)
+    throw new FairnessInputError(`chain index must be an integer >= 1, got ${index}`);
+  return sha256Times(hash, index).equals(commitment);
+}
+
+/** True when SHA-256(hash) is the previous round's hash (adjacent rounds of one chain). */
+export function verifyLink(hashHex: string, previousHashHex: string): boolean {
+  return sha256(parseHash(hashHex, 'hash')).equals(parseHash(previousHashHex, 'previous hash'));
+}

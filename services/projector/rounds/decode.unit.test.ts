@@ -1,0 +1,55 @@
+import type { IHeaders, KafkaMessage } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { encodeRound } from '../../../rules/rounds/round.ts';
+import { sampleRound } from '../../../tests/support/projector.ts';
+import { DLQ_HEADERS, deadLetterMessage, decodeMessages } from './decode.ts';
+
+const T0 = Date.UTC(2026, 0, 1);
+const msg = (offset: number, value: Buffer | null, headers: IHeaders = {}): KafkaMessage => ({
+  key: Buffer.from('crash'),
+  value,
+  offset: String(offset),
+  timestamp: String(T0 + offset),
+  attributes: 0,
+  headers,
+});
+
+describe('decodeMessages', () => {
+  it('decodes valid records with their offset and append time, and sets aside the rest with the reason', () => {
+    const round = sampleRound('crash', 1, T0);
+    const { events, undecodable } = decodeMessages([
+      msg(10, encodeRound(round)),
+      msg(11, Buffer.from('not avro at all')),
+      msg(12, Buffer.from([0, 0, 0, 0, 99, 1, 2, 3])),
+      msg(13, null),
+      msg(14, encodeRound(sampleRound('double', 1, T0))),
+    ]);
+    expect(events.map((e) => e.offset)).toEqual([10n, 14n]);
+    expect(events[0]?.event).toEqual({ round, appendedAt: T0 + 10 });
+    expect(undecodable.map((u) => [u.message.offset, u.reason])).toEqual([
+      ['11', 'bad magic byte 110'],
+      ['12', 'unknown schema id 99'],
+      ['13', 'record too short (0 bytes)'],
+    ]);
+  });
+});
+
+describe('deadLetterMessage', () => {
+  it('keeps key, value and headers, and adds reason and origin', () => {
+    const m = msg(42, Buffer.from('garbage'), { trace: 'abc' });
+    const out = deadLetterMessage(
+      { message: m, reason: 'bad magic byte 103' },
+      { topic: 'rounds', partition: 2, projection: 'rounds' },
+    );
+    expect(out.key).toEqual(Buffer.from('crash'));
+    expect(out.value).toEqual(Buffer.from('garbage'));
+    expect(out.headers).toEqual({
+      trace: 'abc',
+      [DLQ_HEADERS.reason]: 'bad magic byte 103',
+      [DLQ_HEADERS.topic]: 'rounds',
+      [DLQ_HEADERS.partition]: '2',
+      [DLQ_HEADERS.offset]: '42',
+      [DLQ_HEADERS.projection]: 'rounds',
+    });
+  });
+});

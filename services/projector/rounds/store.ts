@@ -1,0 +1,122 @@
+/**
+ * The rounds projection's Postgres side: one atomic write per chunk holding the history rows,
+ * the game-list update and the checkpoint (topic, partition, next offset) (DESIGN.md "Postgres
+ * holds read models … and each projector's checkpoint … written in the same transaction as the
+ * rows it covers"). Because every part is idempotent, a retry after an ambiguous commit
+ * (connection lost while the commit was in flight) or two consumers briefly owning a partition
+ * during a rebalance still leave each row once and never move the game list or checkpoint back.
+ */
+import type { Sql } from '../../../lib/db/pool.ts';
+import { type ProjectedEvent, projectRounds, type RoundRow } from './projection.ts';
+
+/** Identifies one checkpoint row. */
+export interface CheckpointKey {
+  readonly projection: string;
+  readonly topic: string;
+  readonly partition: number;
+}
+
+/**
+ * The checkpoint upsert that every projector's one-statement write ends with, as a CTE body:
+ * sets the next offset of `key`, never moving it back (a replayed or duplicated chunk leaves it
+ * where it is); returns the stored offset.
+ */
+export function checkpointUpsert(sql: Sql, key: CheckpointKey, nextOffset: bigint) {
+  return sql`
+    insert into projection_checkpoints (projection, topic, "partition", "offset", updated_at)
+    values (${key.projection}, ${key.topic}, ${key.partition}, ${String(nextOffset)}, now())
+    on conflict (projection, topic, "partition") do update
+      set "offset" = greatest(projection_checkpoints."offset", excluded."offset"), updated_at = now()
+    returning "offset"`;
+}
+
+/** A decoded event at its log offset. */
+export interface OffsetEvent {
+  readonly offset: bigint;
+  readonly event: ProjectedEvent;
+}
+
+/** Outcome of `writeChunk`. */
+export interface ChunkResult {
+  /** Events written by this call. */
+  readonly projected: number;
+  /** Rows newly inserted (fewer than `projected` when some were already stored). */
+  readonly inserted: number;
+  /** The stored checkpoint after commit (next offset to read); never lower than before. */
+  readonly checkpoint: bigint;
+}
+
+/** Stored checkpoints (next offset to read) of `projection` on `topic`, by partition. */
+export async function readCheckpoints(
+  sql: Sql,
+  projection: string,
+  topic: string,
+): Promise<Map<number, bigint>> {
+  const rows = await sql<{ partition: number; offset: string }[]>`
+    select "partition", "offset"::text as "offset" from projection_checkpoints
+    where projection = ${projection} and topic = ${topic}`;
+  return new Map(rows.map((r) => [r.partition, BigInt(r.offset)]));
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * Writes a chunk atomically: inserts the events' rows, moves the game list forward and sets the
+ * checkpoint to `nextOffset`, as ONE statement (data-modifying CTEs run exactly once, all or
+ * nothing, in the statement's implicit transaction). One statement is also one round trip, and
+ * it keeps clear of postgres.js sending ROLLBACK on a transaction connection whose socket is gone,
+ * which throws outside any promise and kills the process (porsager/postgres#1208).
+ * Every part is idempotent (`on conflict do nothing`, `greatest`), so replaying a chunk, or
+ * retrying after an ambiguous commit, changes nothing.
+ * `events` may be empty (a chunk of only undecodable records still moves the checkpoint).
+ * @param nextOffset the offset after the last record of the chunk (decoded or not).
+ * @throws the postgres.js error when the statement fails; nothing of it is then stored.
+ */
+export async function writeChunk(
+  sql: Sql,
+  key: CheckpointKey,
+  events: readonly OffsetEvent[],
+  nextOffset: bigint,
+): Promise<ChunkResult> {
+  const { rows, games } = projectRounds(events.map((e) => e.event));
+  const col = <T>(f: (r: RoundRow) => T) => rows.map(f);
+  // JSON goes as text[] and is cast per element: a jsonb[] parameter would make postgres.js
+  // re-encode each string as a JSON string scalar.
+  const [result] = await sql<{ inserted: number; checkpoint: string }[]>`
+    with inserted as (
+      insert into rounds (game_id, round_id, game_slug, game_type, finished_at, value, extras, proof, appended_at)
+      select game_id, round_id, game_slug, game_type, finished_at, value, extras::jsonb, proof::jsonb, appended_at
+      from unnest(
+        ${col((r) => r.game_id)}::int[],
+        ${col((r) => String(r.round_id))}::bigint[],
+        ${col((r) => r.game_slug)}::text[],
+        ${col((r) => r.game_type)}::text[],
+        ${col((r) => iso(r.finished_at))}::timestamptz[],
+        ${col((r) => r.value)}::text[],
+        ${col((r) => r.extras)}::text[],
+        ${col((r) => r.proof)}::text[],
+        ${col((r) => iso(r.appended_at))}::timestamptz[]
+      ) as t(game_id, round_id, game_slug, game_type, finished_at, value, extras, proof, appended_at)
+      on conflict (game_id, round_id) do nothing
+      returning 1
+    ), listed as (
+      update games g set
+        last_round = greatest(g.last_round, u.last_round),
+        last_update = greatest(g.last_update, u.last_update)
+      from unnest(
+        ${games.map((u) => u.game_id)}::int[],
+        ${games.map((u) => String(u.last_round))}::bigint[],
+        ${games.map((u) => iso(u.last_update))}::timestamptz[]
+      ) as u(game_id, last_round, last_update)
+      where g.id = u.game_id
+      returning 1
+    ), checkpoint as (
+      ${checkpointUpsert(sql, key, nextOffset)}
+    )
+    select (select count(*) from inserted)::int as inserted, (select "offset"::text from checkpoint) as checkpoint`;
+  return {
+    projected: events.length,
+    inserted: result?.inserted ?? 0,
+    checkpoint: BigInt(result?.checkpoint ?? nextOffset),
+  };
+}
