@@ -16,9 +16,10 @@ import { newKeyId, newSecret, secretHash } from '../lib/auth/credentials.ts';
 import { migrate } from '../lib/db/migrate.ts';
 import { createSql } from '../lib/db/pool.ts';
 import { extrasOf, roundValue } from '../rules/rounds/round.ts';
-import { freePort, type Service, startService, uniqueId, waitFor } from '../tests/support/processes.ts';
+import { waitFor } from '../tests/support/poll.ts';
+import { freePort, type Service, startService, uniqueId } from '../tests/support/processes.ts';
+import { syntheticRound } from '../tests/support/rounds-fixture.ts';
 import { type BenchNamespace, benchNamespace, pct } from './auth-support.ts';
-import { syntheticRound } from './lib.ts';
 
 const PER_GAME = 5_000;
 

@@ -11,7 +11,8 @@
 import WebSocket from 'ws';
 import { newKeyId, newSecret, secretHash } from '../lib/auth/credentials.ts';
 import { issueToken } from '../lib/auth/tokens.ts';
-import { freePort, type Service, startService, waitFor } from '../tests/support/processes.ts';
+import { waitFor } from '../tests/support/poll.ts';
+import { freePort, type Service, startService } from '../tests/support/processes.ts';
 import { benchNamespace, pct } from './auth-support.ts';
 import { percentile } from './lib.ts';
 

@@ -9,12 +9,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { Producer } from 'kafkajs';
 import { type Config, loadConfig } from '../lib/config.ts';
 import { createKafka } from '../lib/log/kafka.ts';
+import { encodeRound } from '../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { encodeRound } from '../rules/rounds/round.ts';
 import { sampleValue } from '../tests/support/metrics.ts';
-import { freePort, type Service, startProcess, uniqueId, waitFor } from '../tests/support/processes.ts';
-import { syntheticRound } from './lib.ts';
+import { waitFor } from '../tests/support/poll.ts';
+import { freePort, type Service, startProcess, uniqueId } from '../tests/support/processes.ts';
+import { syntheticRound } from '../tests/support/rounds-fixture.ts';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

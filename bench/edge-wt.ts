@@ -9,13 +9,8 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { BROWSER_ARGS, CHROMIUM } from '../tests/support/chromium.ts';
-import {
-  devCertDir,
-  type Service,
-  startWebTransportEdge,
-  waitFor,
-  waitReady,
-} from '../tests/support/processes.ts';
+import { waitFor } from '../tests/support/poll.ts';
+import { devCertDir, type Service, startWebTransportEdge, waitReady } from '../tests/support/processes.ts';
 import type { OpenReply, StatsReply } from './edge-clients.ts';
 import { type BenchLog, processTree, scrape } from './edge-harness.ts';
 import { type ClientGroup, mergeStats } from './edge-pool.ts';

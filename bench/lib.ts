@@ -6,55 +6,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import type { RoundFinished } from '../rules/rounds/round.ts';
-
-/** A valid RoundFinished of game `i % 4` with sequence `seq` (no proof), finished at `at` ms. */
-export function syntheticRound(i: number, seq: number, at: number): RoundFinished {
-  const k = i % 4;
-  const base = { type: 'RoundFinished', finished_at: at, proof: null } as const;
-  switch (k) {
-    case 0:
-      return {
-        ...base,
-        round_id: 1e12 + seq,
-        game_id: 1,
-        game_slug: 'crash',
-        game_type: 'multiplier',
-        result: { game: 'crash', point: (1 + (seq % 500) / 100).toFixed(2) },
-      };
-    case 1:
-      return {
-        ...base,
-        round_id: 2e12 + seq,
-        game_id: 2,
-        game_slug: 'double',
-        game_type: 'color',
-        result: {
-          game: 'double',
-          color: seq % 15 === 0 ? 'white' : seq % 15 <= 7 ? 'red' : 'black',
-          number: seq % 15,
-        },
-      };
-    case 2:
-      return {
-        ...base,
-        round_id: 3e12 + seq,
-        game_id: 3,
-        game_slug: 'slot',
-        game_type: 'slots',
-        result: { game: 'slot', reels: ['cherry', 'bell', 'seven'], multiplier: '0.00' },
-      };
-    default:
-      return {
-        ...base,
-        round_id: 4e12 + seq,
-        game_id: 4,
-        game_slug: 'wall-street',
-        game_type: 'trending',
-        result: { game: 'wall-street', trending: seq % 2 ? 'up' : 'down' },
-      };
-  }
-}
 
 /** The p-th percentile (0..100) of `values` (nearest-rank). */
 export function percentile(values: readonly number[], p: number): number {

@@ -12,11 +12,13 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
 import { createSql } from '../lib/db/pool.ts';
 import { createKafka } from '../lib/log/kafka.ts';
+import { encodeRound } from '../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { encodeRound } from '../rules/rounds/round.ts';
-import { freePort, startService, uniqueId, waitFor } from '../tests/support/processes.ts';
-import { percentile, report, syntheticRound } from './lib.ts';
+import { waitFor } from '../tests/support/poll.ts';
+import { freePort, startService, uniqueId } from '../tests/support/processes.ts';
+import { syntheticRound } from '../tests/support/rounds-fixture.ts';
+import { percentile, report } from './lib.ts';
 
 const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '300' }, 'gap-ms': { type: 'string', default: '40' } },

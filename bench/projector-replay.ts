@@ -15,11 +15,14 @@ import { loadConfig } from '../lib/config.ts';
 import { migrate } from '../lib/db/migrate.ts';
 import { createSql } from '../lib/db/pool.ts';
 import { createKafka } from '../lib/log/kafka.ts';
+import { encodeRound } from '../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { encodeRound, extrasOf, roundValue } from '../rules/rounds/round.ts';
-import { startService, uniqueId, waitFor } from '../tests/support/processes.ts';
-import { report, syntheticRound } from './lib.ts';
+import { extrasOf, roundValue } from '../rules/rounds/round.ts';
+import { waitFor } from '../tests/support/poll.ts';
+import { startService, uniqueId } from '../tests/support/processes.ts';
+import { syntheticRound } from '../tests/support/rounds-fixture.ts';
+import { report } from './lib.ts';
 
 const { values } = parseArgs({ options: { records: { type: 'string', default: '200000' } } });
 const N = Number(values.records);

@@ -15,19 +15,21 @@ import { migrate } from '../lib/db/migrate.ts';
 import { createSql, type Sql } from '../lib/db/pool.ts';
 import { encode } from '../lib/log/codec.ts';
 import { createKafka, partitionOffsets } from '../lib/log/kafka.ts';
+import { encodeRound } from '../lib/log/rounds-codec.ts';
 import { ensureTopics, type TopicKey, topicName } from '../lib/log/topics.ts';
 import { encodeEvent, type WalletEvent } from '../lib/log/wallet-events.ts';
 import { createLogger } from '../lib/logger.ts';
-import { encodeRound } from '../rules/rounds/round.ts';
 import { buildAuthKeysProjector } from '../services/projector/auth-keys/projector.ts';
 import { buildRoundsProjector } from '../services/projector/projector.ts';
 import { rebuildReadModel } from '../services/projector/rebuild/rebuild.ts';
 import { checkpointsIn } from '../services/projector/rebuild/shadow.ts';
 import { buildWalletProjector } from '../services/projector/wallet/projector.ts';
 import { testKey } from '../tests/support/credentials.ts';
-import { uniqueId, waitFor } from '../tests/support/processes.ts';
+import { waitFor } from '../tests/support/poll.ts';
+import { uniqueId } from '../tests/support/processes.ts';
+import { syntheticRound } from '../tests/support/rounds-fixture.ts';
 import { placed, succeeded } from '../tests/support/settlement.ts';
-import { report, syntheticRound } from './lib.ts';
+import { report } from './lib.ts';
 
 const { values } = parseArgs({
   options: {

@@ -13,8 +13,10 @@ import { loadConfig } from '../lib/config.ts';
 import { migrate } from '../lib/db/migrate.ts';
 import { createSql } from '../lib/db/pool.ts';
 import { extrasOf, roundValue } from '../rules/rounds/round.ts';
-import { freePort, startService, uniqueId, waitFor } from '../tests/support/processes.ts';
-import { report, syntheticRound } from './lib.ts';
+import { waitFor } from '../tests/support/poll.ts';
+import { freePort, startService, uniqueId } from '../tests/support/processes.ts';
+import { syntheticRound } from '../tests/support/rounds-fixture.ts';
+import { report } from './lib.ts';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '20' } },

@@ -8,11 +8,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer } from 'kafkajs';
+import { decodeRound } from '../lib/log/rounds-codec.ts';
 import { topicName } from '../lib/log/topics.ts';
 import { decodeWalletEvent } from '../lib/log/wallet-events.ts';
-import { decodeRound } from '../rules/rounds/round.ts';
 import { planBet } from '../services/bots/plan.ts';
-import { waitFor } from '../tests/support/processes.ts';
+import { waitFor } from '../tests/support/poll.ts';
 import { newPlayer, placeBet } from '../tests/support/wallet-players.ts';
 import { percentile } from './lib.ts';
 import type { WalletStack } from './wallet-stack.ts';

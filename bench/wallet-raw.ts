@@ -6,10 +6,11 @@
  * http.ts createCallbackClient: Standard Webhooks via `standardwebhooks`), so the only thing left
  * out is the pipeline around the callbacks.
  */
+
+import { createCallbackClient } from '../lib/http/callback-client.ts';
 import type { BetContext } from '../lib/log/wallet-events.ts';
 import { DEFAULT_RETRY_POLICY } from '../rules/retry/schedule.ts';
 import { buildRequest, type CallbackJob, type OperatorConfig } from '../rules/wallet/bodies.ts';
-import { createCallbackClient } from '../services/wallet-saga/http.ts';
 import { percentile } from './lib.ts';
 
 export interface RawOptions {

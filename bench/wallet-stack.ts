@@ -24,14 +24,8 @@ import { gameBySlug } from '../rules/games/catalog.ts';
 import type { RetryPolicy } from '../rules/retry/schedule.ts';
 import { registerSandboxOperator } from '../services/operator-sandbox/register.ts';
 import { walletEnv } from '../tests/browser/wallet-stack.ts';
-import {
-  freePort,
-  type Service,
-  startService,
-  statusOf,
-  uniqueId,
-  waitFor,
-} from '../tests/support/processes.ts';
+import { waitFor } from '../tests/support/poll.ts';
+import { freePort, type Service, startService, statusOf, uniqueId } from '../tests/support/processes.ts';
 
 export interface WalletStackOptions {
   /** The one game the round engine runs and the players bet on. */

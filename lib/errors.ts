@@ -1,19 +1,6 @@
-/**
- * Base error of the project (STYLE.md §6): a stable string `code`, an optional `cause`, and a
- * `retryable` flag that retry policies read. HTTP statuses are assigned in one place per
- * service (the API's error handler), never where the error is thrown.
- */
-export class AppError extends Error {
-  readonly code: string;
-  readonly retryable: boolean;
+import { AppError } from '../rules/errors.ts';
 
-  constructor(code: string, message: string, options: { cause?: unknown; retryable?: boolean } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
-    this.code = code;
-    this.retryable = options.retryable ?? false;
-  }
-}
+export { AppError };
 
 /** Invalid configuration; the process stops at start-up with this message. */
 export class ConfigError extends AppError {

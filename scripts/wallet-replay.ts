@@ -9,7 +9,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../lib/config.ts';
 import { createKafka } from '../lib/log/kafka.ts';
 import { createLogger } from '../lib/logger.ts';
-import { replayParked } from '../services/wallet-saga/replay.ts';
+import { replayParked } from '../services/dead-letters/wallet-replay.ts';
 
 function txId(value: string, previous: number[] = []): number[] {
   if (!/^\d{1,16}$/.test(value) || !Number.isSafeInteger(Number(value)))

@@ -10,11 +10,13 @@ import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config, loadConfig } from '../lib/config.ts';
 import { createKafka, partitionOffsets, readRange } from '../lib/log/kafka.ts';
+import { decodeRound } from '../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { decodeRound, type RoundFinished } from '../rules/rounds/round.ts';
+import type { RoundFinished } from '../rules/rounds/round.ts';
+import { waitFor } from './support/poll.ts';
 import { type PrivateKafka, startPrivateKafka } from './support/private-infra.ts';
-import { type Service, startService, uniqueId, waitFor } from './support/processes.ts';
+import { type Service, startService, uniqueId } from './support/processes.ts';
 
 const ns = uniqueId('e2e-restart-');
 let broker: PrivateKafka | undefined;

@@ -16,7 +16,8 @@ import {
   readModelProblems,
   rowCounts,
 } from './support/load.ts';
-import { freePort, type Service, startService, timedStop, waitFor, waitReady } from './support/processes.ts';
+import { waitFor } from './support/poll.ts';
+import { freePort, type Service, startService, timedStop, waitReady } from './support/processes.ts';
 import {
   createWalletTestEnv,
   placed,

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readRange } from '../lib/log/kafka.ts';
 import { topicName } from '../lib/log/topics.ts';
 import { decodeWalletEvent } from '../lib/log/wallet-events.ts';
-import { freePort, type Service, startService, timedStop, waitFor, waitReady } from './support/processes.ts';
+import { waitFor } from './support/poll.ts';
+import { freePort, type Service, startService, timedStop, waitReady } from './support/processes.ts';
 import {
   betPlaced,
   eventsOf,

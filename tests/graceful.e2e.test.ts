@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { topicName } from '../lib/log/topics.ts';
 import { createDrillEnv, type DrillEnv, logGaps, recordCount, roundsInLog } from './support/drill.ts';
+import { waitFor } from './support/poll.ts';
 import {
   devCertDir,
   freePort,
@@ -21,7 +22,6 @@ import {
   statusOf,
   timedStop,
   uniqueId,
-  waitFor,
   waitReady,
 } from './support/processes.ts';
 import { startWtEdge, type WtEdgeProcess } from './support/webtransport.ts';

@@ -12,7 +12,8 @@ import { createSql, type Sql } from '../lib/db/pool.ts';
 import { createKafka, partitionOffsets } from '../lib/log/kafka.ts';
 import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import { freePort, ROOT, type Service, startService, uniqueId, waitFor } from './support/processes.ts';
+import { waitFor } from './support/poll.ts';
+import { freePort, ROOT, type Service, startService, uniqueId } from './support/processes.ts';
 
 const run = promisify(execFile);
 const ns = uniqueId('e2e-main-');

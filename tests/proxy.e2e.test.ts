@@ -16,7 +16,7 @@ import { ensureTopics, TOPICS, type TopicKey, topicName } from '../lib/log/topic
 import type { GameSlug } from '../rules/games/catalog.ts';
 import type { RoundFinished, StreamRound } from '../rules/rounds/round.ts';
 import { createDataStreamClient } from '../services/edge/transports/grpc/proto.ts';
-import { createTestLog, round, type TestLog, until } from './support/edge.ts';
+import { createTestLog, round, type TestLog } from './support/edge.ts';
 import { track } from './support/grpc.ts';
 import { sampleValue } from './support/metrics.ts';
 import {
@@ -26,6 +26,7 @@ import {
   startNginx,
   templateVariables,
 } from './support/nginx.ts';
+import { until, waitFor } from './support/poll.ts';
 import {
   devCertDir,
   freePort,
@@ -34,7 +35,6 @@ import {
   startService,
   startWebTransportEdge,
   uniqueId,
-  waitFor,
   waitReady,
 } from './support/processes.ts';
 import { openSse, type SseClient } from './support/sse-client.ts';

@@ -13,7 +13,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type StackWithWallet, startStack } from './browser/stack.ts';
-import { waitFor, waitReady } from './support/processes.ts';
+import { waitFor } from './support/poll.ts';
+import { waitReady } from './support/processes.ts';
 import {
   balanceRow,
   betOnFreshRound,

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StackWithWallet, startStack } from './browser/stack.ts';
-import { waitFor } from './support/processes.ts';
+import { waitFor } from './support/poll.ts';
 import { balanceRow, expectSettled } from './support/wallet-faults.ts';
 import { ledger } from './support/wallet-players.ts';
 

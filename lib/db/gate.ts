@@ -1,5 +1,5 @@
 /**
- * The projector's view of Postgres: runs database work with retries (capped exponential backoff
+ * A consumer's view of Postgres (checkpointed-consumer.ts): runs database work with retries (capped exponential backoff
  * with jitter, forever, through p-retry; STYLE.md §7) and tracks whether the database is
  * reachable, for `/ready`. While nothing is written, a `select 1` probe keeps that state honest.
  *
@@ -43,6 +43,8 @@ export interface DbGate {
   run<T>(what: object, fn: (sql: Sql) => Promise<T>, heartbeat?: () => Promise<void>): Promise<T | Aborted>;
   /** False from a failed database call until the next successful one. */
   isUp(): boolean;
+  /** Why the database is down (the last failure's message), or undefined while it is up. */
+  downReason(): string | undefined;
   /** Starts the idle probe (unref'd timer). */
   startProbe(): void;
   /** Stops the probe and ends the pools the gate created. */
@@ -51,6 +53,7 @@ export interface DbGate {
 
 export function createDbGate(o: DbGateOptions): DbGate {
   let up = true;
+  let reason: string | undefined;
   let lastOkAt = 0;
   let probing = false;
   let timer: NodeJS.Timeout | undefined;
@@ -70,10 +73,15 @@ export function createDbGate(o: DbGateOptions): DbGate {
 
   function state(ok: boolean, err?: unknown): void {
     if (ok) lastOkAt = Date.now();
+    reason = ok
+      ? undefined
+      : err instanceof Error
+        ? err.message || (err as { code?: string }).code
+        : String(err);
     if (ok === up) return;
     up = ok;
     if (ok) o.log.info('postgres reachable again');
-    else o.log.warn({ err }, 'postgres unreachable; projection paused until it returns');
+    else o.log.warn({ err }, 'postgres unreachable; consumer paused until it returns');
   }
 
   async function probe(): Promise<void> {
@@ -135,6 +143,7 @@ export function createDbGate(o: DbGateOptions): DbGate {
       }
     },
     isUp: () => up,
+    downReason: () => reason,
     startProbe() {
       timer = setInterval(() => void probe(), Math.max(100, Math.floor(o.probeIntervalMs / 2)));
       timer.unref();

@@ -37,3 +37,15 @@ export function isConnectionError(err: unknown): boolean {
     code.startsWith('08') // connection exception class
   );
 }
+
+/**
+ * True when Postgres refused the data itself, so the same write can never succeed: SQLSTATE class
+ * 22 (data exception: a NUL in text, a value out of range, bad encoding), 23 (integrity constraint
+ * violation) or 54 (program limit exceeded, e.g. an index row too large). Everything else (lost
+ * connections, timeouts, serialization failures 40001, deadlocks 40P01, resources 53, shutdowns
+ * 57P) is transient and worth retrying. Source: PostgreSQL documentation, appendix A "Error Codes".
+ */
+export function isPermanentDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && /^(22|23|54)[0-9A-Z]{3}$/.test(code);
+}

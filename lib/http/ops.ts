@@ -76,3 +76,25 @@ export async function startOpsServer(o: OpsServerOptions): Promise<OpsServer> {
       }),
   };
 }
+
+/** A component that reports its own readiness and metrics (a checkpointed consumer, settlement, the saga). */
+export interface OpsView {
+  ready(): boolean;
+  /** Goes into the /ready body beside `ready`. */
+  status(): Readonly<Record<string, unknown>>;
+  readonly metrics: { readonly registry: Registry };
+}
+
+/**
+ * Listens on `host`:`port` (0 = any free port).
+ * @returns the server and the bound port.
+ * @throws the listen error (e.g. EADDRINUSE).
+ */
+export function startOpsServerFor(view: OpsView, host: string, port: number): Promise<OpsServer> {
+  return startOpsServer({
+    host,
+    port,
+    registry: view.metrics.registry,
+    ready: () => ({ ready: view.ready(), ...view.status() }),
+  });
+}

@@ -1,48 +1,62 @@
 /**
- * The consumer side shared by the projector process's projections (rounds, auth-keys, wallet):
- * keeps a read model from its topic with exactly-once effect (DESIGN.md "Postgres holds read
- * models …"), writing through the projection's spec (projection-spec.ts).
+ * The one checkpointed consumer (issue 10 item 2): keeps a Postgres state from its topics with
+ * exactly-once effect (DESIGN.md "Postgres holds … each projector's checkpoint … written in the
+ * same transaction as the rows it covers"). The projector's three projections and settlement are
+ * specs of it (consumer-spec.ts).
  *
  * Postgres, not Kafka, holds the position. On every partition assignment the consumer seeks to
- * the stored checkpoint (forward past what is projected, or back when Kafka's committed offset is
- * ahead of a rebuilt read model; the first retained offset when there is none). Per Kafka batch,
- * records below the checkpoint are skipped, the rest decoded, undecodable ones handed to
- * `onUndecodable` (logged and skipped by default), and the decoded ones written in chunks, each ONE
- * atomic statement holding its rows and the checkpoint. The Kafka commit after each write is only
- * a hint (lag, faster restarts). A failed write is retried with capped backoff from the same
- * offsets through the database gate (db-gate.ts), so a database outage delays the projection and
- * never skips a record.
+ * the stored checkpoint (forward past what is written, or back when Kafka's committed offset is
+ * ahead of a rebuilt read model; `spec.initialOffset` or the first retained offset when there is
+ * none). Per Kafka batch, records below the checkpoint are skipped, the rest decoded and written in
+ * chunks, each ONE atomic write holding its rows and the checkpoint; the Kafka commit after each
+ * write is only a hint (lag, faster restarts).
+ *
+ * Failures are told apart:
+ * - a record that can never be written (it does not decode, or Postgres refuses its data) goes to
+ *   its topic's dead-letter topic (dead-letter.ts) with the reason, and the consumer goes on;
+ * - a transient failure (connection lost, timeout, serialization failure, a broker that does not
+ *   take the append) is retried with capped backoff from the same offsets through the database
+ *   gate (lib/db/gate.ts), while `ready()` is false and `status().waiting` says why; nothing is
+ *   skipped.
+ *
+ * Dead-lettering is at-least-once: a crash between the dead-letter append and the write that moves
+ * the checkpoint past the record appends it again on restart.
  */
 import type { EachBatchPayload, Kafka } from 'kafkajs';
+import pRetry from 'p-retry';
 import type { Registry } from 'prom-client';
-import {
-  consumerLag,
-  createProjectorMetrics,
-  type ProjectorMetrics,
-} from '../../services/projector/metrics.ts';
-import { readCheckpoints } from '../../services/projector/rounds/store.ts';
 import type { Config } from '../config.ts';
+import { readCheckpoints } from '../db/checkpoints.ts';
 import { ABORTED, createDbGate } from '../db/gate.ts';
 import { createSql, type Sql } from '../db/pool.ts';
 import type { Logger } from '../logger.ts';
 import { trackConsumerLag } from './consumer-lag.ts';
-import { chunksOf, fromOffset, type ProjectionSpec, type Undecodable } from './projection-spec.ts';
-import { topicName } from './topics.ts';
+import { type ConsumerMetrics, consumerLag, createConsumerMetrics } from './consumer-metrics.ts';
+import {
+  type ConsumerSpec,
+  chunksOf,
+  decodeAll,
+  fromOffset,
+  type Poison,
+  writeIsolating,
+} from './consumer-spec.ts';
+import { deadLetterMessage } from './dead-letter.ts';
+import { deadLetterOf, ensureTopics, type TopicKey, topicName } from './topics.ts';
 
-export interface ProjectorOptions {
+export interface CheckpointedConsumerOptions {
   /** Backoff of a failed write: first and longest wait in ms (200, 3000); retried until it succeeds. */
   readonly retryMinMs?: number;
   readonly retryMaxMs?: number;
   /** When no database call succeeded for this long (ms), a `select 1` probe keeps readiness honest (2000). */
   readonly probeIntervalMs?: number;
-  /** Registry for the metrics, shared with the process's other projections (a new one by default). */
+  /** Registry for the metrics, shared with the process's other consumers (a new one by default). */
   readonly registry?: Registry;
 }
 
-export interface LiveProjectorDeps {
+export interface CheckpointedConsumerDeps {
   readonly config: Pick<Config, 'kafka' | 'db'>;
   readonly kafka: Kafka;
-  /** The pool to start with; after a connection failure the projector uses pools of its own (see db-gate.ts). */
+  /** The pool to start with; after a connection failure the consumer uses pools of its own (lib/db/gate.ts). */
   readonly sql: Sql;
   readonly logger: Logger;
   readonly groupId: string;
@@ -50,37 +64,51 @@ export interface LiveProjectorDeps {
   readonly maxWaitTimeInMs: number;
   /** Commit the group's offset after each write, as a hint (false: a throw-away group per start). */
   readonly commitOffsets: boolean;
-  /** What happens to records that did not decode (default: logged, counted as skipped). */
-  readonly onUndecodable?: (undecodable: readonly Undecodable[], partition: number) => Promise<void>;
-  readonly options?: ProjectorOptions;
+  /** `consumer` label of its `kafka_consumer_lag` series (`projector-<spec.name>`). */
+  readonly lagName?: string;
+  readonly options?: CheckpointedConsumerOptions;
 }
 
-export interface Projector {
-  /** Connects, joins its group and starts consuming; resolves once running. */
+/** Readiness details for a /ready body. */
+export type ConsumerStatus = {
+  readonly consumer: boolean;
+  readonly database: boolean;
+  /** What a transient failure is being retried for, when one is. */
+  readonly waiting?: string;
+};
+
+export interface CheckpointedConsumer {
+  /** Connects, creates its topics and their dead-letter topics when missing, joins its group and starts consuming; resolves once running. */
   start(): Promise<void>;
   /** Stops consuming after the write in progress, disconnects the Kafka clients, ends its own pools (not `sql`). */
   stop(): Promise<void>;
-  /** True while the consumer is in its group and the last database call succeeded. */
+  /** True while the consumer is in its group, the last database call succeeded and nothing is being retried. */
   ready(): boolean;
-  /** Both halves of `ready()`, for the /ready body. */
-  status(): { consumer: boolean; database: boolean };
-  /** High-water mark minus the group's committed offset, per partition (records). */
+  status(): ConsumerStatus;
+  /** High-water mark minus the group's committed offset, per partition of its first topic (records). */
   lag(): Promise<Map<number, bigint>>;
-  readonly metrics: ProjectorMetrics;
+  readonly metrics: ConsumerMetrics;
 }
 
 const big = (v: string | number | null | undefined, fallback = 0n) =>
   v === null || v === undefined ? fallback : BigInt(v);
+/** Math.max for bigints. */
+// biome-ignore lint/complexity/useMathMinMax: Math.max does not take bigints.
+const bigMax = (...xs: bigint[]): bigint => xs.reduce((m, x) => (x > m ? x : m));
 
-/** Builds the projector of `spec`; nothing connects until `start()`. */
-export function buildLiveProjector<E>(spec: ProjectionSpec<E>, deps: LiveProjectorDeps): Projector {
+/** Builds the consumer of `spec`; nothing connects until `start()`. */
+export function buildCheckpointedConsumer<E>(
+  spec: ConsumerSpec<E>,
+  deps: CheckpointedConsumerDeps,
+): CheckpointedConsumer {
   const { config, kafka, groupId } = deps;
   const opts = deps.options ?? {};
-  const topic = topicName(config, spec.topic);
-  const log = deps.logger.child({ component: `${spec.name}-projector`, topic, groupId });
+  const keyOf = new Map<string, TopicKey>(spec.topics.map((k) => [topicName(config, k), k]));
+  const topics = [...keyOf.keys()];
+  const log = deps.logger.child({ component: `${spec.name}-consumer`, topics, groupId });
   // A member killed without leaving holds its partitions until its session expires, and a
-  // restarted projector waits that long to rejoin: 10 s instead of kafkajs' 30 s. Heartbeats also
-  // go out between database retries, whose wait is capped below that (retryMaxMs).
+  // restarted consumer waits that long to rejoin: 10 s instead of kafkajs' 30 s. Heartbeats also
+  // go out between retries, whose wait is capped below that (retryMaxMs).
   const consumer = kafka.consumer({
     groupId,
     maxWaitTimeInMs: deps.maxWaitTimeInMs,
@@ -88,72 +116,71 @@ export function buildLiveProjector<E>(spec: ProjectionSpec<E>, deps: LiveProject
     heartbeatInterval: 1000,
   });
   const admin = kafka.admin();
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
   const abort = new AbortController();
-  const metrics = createProjectorMetrics(opts.registry);
-  const labels = { projection: spec.name, topic };
+  const metrics = createConsumerMetrics(opts.registry);
   const lagGauge = trackConsumerLag({
     kafka,
     registry: metrics.registry,
-    name: `projector-${spec.name}`,
+    name: deps.lagName ?? `projector-${spec.name}`,
     groupId,
     consumer,
     refreshMs: config.kafka.lagRefreshMs,
     logger: log,
   });
+  const retryMinMs = opts.retryMinMs ?? 200;
+  const retryMaxMs = opts.retryMaxMs ?? 3000;
   const db = createDbGate({
     sql: deps.sql,
     newPool: () => createSql(config, { max: 3 }),
     log,
     signal: abort.signal,
-    retryMinMs: opts.retryMinMs ?? 200,
-    retryMaxMs: opts.retryMaxMs ?? 3000,
+    retryMinMs,
+    retryMaxMs,
     probeIntervalMs: opts.probeIntervalMs ?? 2000,
-    onFailure: () => metrics.dbFailures.inc(labels),
+    onFailure: () => metrics.dbFailures.inc({ projection: spec.name, topic: topics.join(',') }),
   });
-  const onUndecodable =
-    deps.onUndecodable ??
-    (async (undecodable: readonly Undecodable[], partition: number) => {
-      metrics.skipped.inc(labels, undecodable.length);
-      for (const u of undecodable)
-        log.error(
-          { partition, offset: u.message.offset, reason: u.reason },
-          'skipping an undecodable record',
-        );
-    });
-  /** Next offset to read per assigned partition, as stored in Postgres; reloaded on every assignment. */
-  const checkpoints = new Map<number, bigint>();
+  /** Next offset to read per assigned `topic:partition`, as stored in Postgres; reloaded on every assignment. */
+  const checkpoints = new Map<string, bigint>();
+  const tp = (topic: string, p: number) => `${topic}:${p}`;
   let consumerUp = false;
   let generation = 0;
-  let assigned: number[] = [];
+  let assigned: Record<string, number[]> = {};
+  /** Set while an append (dead letter, afterCommit) is being retried. */
+  let appendWaiting: string | undefined;
   /** Settles true once the current assignment's positions match Postgres. */
   let alignment: Promise<boolean> = Promise.resolve(true);
 
-  /** Loads the checkpoints of `partitions` and seeks every partition whose Kafka position differs. */
-  async function align(partitions: readonly number[], gen: number): Promise<boolean> {
-    if (partitions.length === 0) return true;
+  /** Loads the checkpoints of the assignment and seeks every partition whose Kafka position differs. */
+  async function align(assignment: Record<string, number[]>, gen: number): Promise<boolean> {
     try {
-      const stored = await db.run({ step: 'read checkpoints' }, (pool) =>
-        readCheckpoints(pool, spec.name, topic),
-      );
-      if (stored === ABORTED || gen !== generation) return false;
-      const [committed, offsets] = await Promise.all([
-        admin.fetchOffsets({ groupId, topics: [topic] }),
-        admin.fetchTopicOffsets(topic),
-      ]);
-      if (gen !== generation) return false;
-      for (const p of partitions) {
-        const low = big(offsets.find((o) => o.partition === p)?.low);
-        const cp = stored.get(p) ?? 0n;
-        const target = cp > low ? cp : low; // never below the first retained offset
-        const c = big(committed[0]?.partitions.find((x) => x.partition === p)?.offset, -1n);
-        const position = c < 0n ? low : c; // no commit yet: fromBeginning
-        checkpoints.set(p, cp);
-        lagGauge.position(topic, p, target);
-        if (position === target) continue;
-        if (position > target)
-          log.warn({ partition: p, position, target }, 'kafka is ahead of postgres; seeking back');
-        else log.info({ partition: p, position, target }, 'seeking to the postgres checkpoint');
-        consumer.seek({ topic, partition: p, offset: String(target) });
+      for (const [topic, partitions] of Object.entries(assignment)) {
+        const topicKey = keyOf.get(topic);
+        if (!topicKey || partitions.length === 0) continue;
+        const stored = await db.run({ step: 'read checkpoints' }, (pool) =>
+          readCheckpoints(pool, spec.name, topic),
+        );
+        if (stored === ABORTED || gen !== generation) return false;
+        const [committed, offsets] = await Promise.all([
+          admin.fetchOffsets({ groupId, topics: [topic] }),
+          admin.fetchTopicOffsets(topic),
+        ]);
+        if (gen !== generation) return false;
+        for (const p of partitions) {
+          const o = offsets.find((x) => x.partition === p);
+          const low = big(o?.low);
+          const start = stored.get(p) ?? spec.initialOffset?.(topicKey, low, big(o?.high)) ?? low;
+          const target = bigMax(start, low); // never below the first retained offset
+          const c = big(committed[0]?.partitions.find((x) => x.partition === p)?.offset, -1n);
+          const position = c < 0n ? low : c; // no commit yet: fromBeginning
+          checkpoints.set(tp(topic, p), target);
+          lagGauge.position(topic, p, target);
+          if (position === target) continue;
+          if (position > target)
+            log.warn({ topic, partition: p, position, target }, 'kafka is ahead of postgres; seeking back');
+          else log.info({ topic, partition: p, position, target }, 'seeking to the postgres checkpoint');
+          consumer.seek({ topic, partition: p, offset: String(target) });
+        }
       }
       return true;
     } catch (err) {
@@ -178,38 +205,102 @@ export function buildLiveProjector<E>(spec: ProjectionSpec<E>, deps: LiveProject
     return settled === true;
   }
 
+  /**
+   * Retries `f` (a broker append) with the write backoff until it succeeds, heartbeating between
+   * attempts. @returns false when the consumer stops first.
+   */
+  async function appendRetrying(what: string, f: () => Promise<unknown>, heartbeat: () => Promise<void>) {
+    if (abort.signal.aborted) return false;
+    try {
+      await pRetry(f, {
+        retries: 10,
+        forever: true,
+        minTimeout: retryMinMs,
+        maxTimeout: retryMaxMs,
+        factor: 2,
+        randomize: true,
+        signal: abort.signal,
+        onFailedAttempt: async (err) => {
+          appendWaiting = `${what}: ${err.message}`;
+          log.warn({ err, attempt: err.attemptNumber }, `${what} failed; retrying`);
+          await heartbeat().catch(() => {});
+        },
+      });
+      appendWaiting = undefined;
+      return true;
+    } catch (err) {
+      if (abort.signal.aborted) return false;
+      throw err;
+    }
+  }
+
   async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary } = payload;
-    const partition = batch.partition;
+    const { topic, partition } = batch;
+    const topicKey = keyOf.get(topic);
+    if (!topicKey) return;
+    const labels = { projection: spec.name, topic };
     metrics.batchSize.observe(labels, batch.messages.length);
     if (!(await awaitAlignment(heartbeat)) || isStale()) return; // a seek re-fetches from the checkpoint
-    let cp = checkpoints.get(partition);
+    let cp = checkpoints.get(tp(topic, partition));
     if (cp === undefined) return;
     const end = BigInt(batch.lastOffset()) + 1n;
     if (end <= cp) {
-      resolveOffset(batch.lastOffset()); // all projected already; move on without a write
+      resolveOffset(batch.lastOffset()); // all written already; move on without a write
       return;
     }
-    const key = { projection: spec.name, topic, partition };
+    const dlq = deadLetterOf(topicKey);
+    const origin = { topic, partition, projection: spec.name };
+    const deadLetter = async (poison: readonly Poison[]) => {
+      if (poison.length === 0) return true;
+      const sent = await appendRetrying(
+        'dead-letter append',
+        () =>
+          producer.send({
+            topic: topicName(config, dlq),
+            acks: -1,
+            messages: poison.map((p) => deadLetterMessage(p, origin)),
+          }),
+        heartbeat,
+      );
+      if (!sent) throw new Error('stopping');
+      metrics.deadLettered.inc(labels, poison.length);
+      for (const p of poison)
+        log.error({ partition, offset: p.message.offset, reason: p.reason }, 'record dead-lettered');
+      return true;
+    };
+    const key = { projection: spec.name, topic, topicKey, partition };
     for (const slice of chunksOf(batch.messages, spec.chunkSize, end)) {
       if (!isRunning() || isStale() || abort.signal.aborted) return;
       const chunk = fromOffset(slice.messages, cp);
       const last = chunk.at(-1);
       if (!last) continue;
-      const { events, undecodable } = spec.decode(chunk);
-      if (undecodable.length > 0) await onUndecodable(undecodable, partition);
+      const { items, poison } = decodeAll(spec, topicKey, chunk);
+      try {
+        await deadLetter(poison);
+      } catch {
+        return; // stopping: nothing of this chunk is written, the restart starts from it again
+      }
       const started = performance.now();
-      const stored = await db.run(
-        { partition, from: chunk[0]?.offset, next: String(slice.next) },
-        (pool) => spec.write(pool, key, events, slice.next),
-        heartbeat,
-      );
+      let stored: Awaited<ReturnType<typeof writeIsolating<E>>> | typeof ABORTED;
+      try {
+        stored = await db.run(
+          { partition, from: chunk[0]?.offset, next: String(slice.next) },
+          (pool) => writeIsolating(spec, pool, key, items, slice.next, (p) => deadLetter([p]).then(() => {})),
+          heartbeat,
+        );
+      } catch (err) {
+        if (abort.signal.aborted) return;
+        throw err;
+      }
       if (stored === ABORTED) return;
       metrics.txSeconds.observe(labels, (performance.now() - started) / 1000);
-      metrics.projected.inc(labels, events.length);
-      cp = stored;
-      checkpoints.set(partition, cp);
+      metrics.projected.inc(labels, items.length);
+      cp = stored.checkpoint;
+      checkpoints.set(tp(topic, partition), cp);
       lagGauge.position(topic, partition, cp);
+      for (const after of stored.afterCommit)
+        if (!(await appendRetrying(`${spec.name} after-commit`, after, heartbeat))) return;
       resolveOffset(last.offset);
       if (deps.commitOffsets)
         await commitOffsetsIfNecessary({
@@ -225,10 +316,10 @@ export function buildLiveProjector<E>(spec: ProjectionSpec<E>, deps: LiveProject
     // Runs synchronously inside the join, before the first fetch of the new assignment.
     generation += 1;
     checkpoints.clear(); // another member may have moved them while we did not own the partitions
-    assigned = e.payload.memberAssignment[topic] ?? [];
+    assigned = e.payload.memberAssignment;
     consumerUp = true;
     alignment = align(assigned, generation);
-    log.info({ partitions: assigned }, 'joined the group');
+    log.info({ assignment: assigned }, 'joined the group');
   });
   consumer.on(consumer.events.CRASH, (e) => {
     consumerUp = false;
@@ -238,25 +329,32 @@ export function buildLiveProjector<E>(spec: ProjectionSpec<E>, deps: LiveProject
     consumerUp = false;
   });
 
+  const status = (): ConsumerStatus => {
+    const reason = db.downReason() ? `postgres: ${db.downReason()}` : appendWaiting;
+    return { consumer: consumerUp, database: db.isUp(), ...(reason ? { waiting: reason } : {}) };
+  };
+
   return {
     metrics,
     async start() {
-      await Promise.all([admin.connect(), consumer.connect()]);
-      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      await Promise.all([admin.connect(), consumer.connect(), producer.connect()]);
+      // Its topics and their dead-letter topics, so a consumer never waits on someone else's setup.
+      await ensureTopics(admin, config, [...spec.topics, ...spec.topics.map(deadLetterOf)]);
+      await consumer.subscribe({ topics, fromBeginning: true });
       await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch });
       db.startProbe();
-      log.info(`${spec.name} projector started`);
+      log.info(`${spec.name} consumer started`);
     },
     async stop() {
-      abort.abort(new Error('projector stopping'));
+      abort.abort(new Error('consumer stopping'));
       await consumer.disconnect(); // waits for the batch in progress
       await db.close();
       consumerUp = false;
-      await Promise.allSettled([admin.disconnect(), lagGauge.stop()]);
-      log.info(`${spec.name} projector stopped`);
+      await Promise.allSettled([admin.disconnect(), producer.disconnect(), lagGauge.stop()]);
+      log.info(`${spec.name} consumer stopped`);
     },
-    ready: () => consumerUp && db.isUp(),
-    status: () => ({ consumer: consumerUp, database: db.isUp() }),
-    lag: () => consumerLag(admin, groupId, topic),
+    ready: () => consumerUp && db.isUp() && appendWaiting === undefined,
+    status,
+    lag: () => consumerLag(admin, groupId, topics[0] as string),
   };
 }

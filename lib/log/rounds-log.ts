@@ -3,9 +3,10 @@
  * position, and how an edge finds the latest round of each game at start.
  */
 import type { Kafka } from 'kafkajs';
-import { decodeRound, type RoundFinished } from '../../rules/rounds/round.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
 import type { Logger } from '../logger.ts';
 import { type LogRecord, partitionOffsets, readRange } from './kafka.ts';
+import { decodeRound } from './rounds-codec.ts';
 
 export interface ScanOptions {
   /** Records per partition read in one step (default 1000). */

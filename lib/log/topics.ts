@@ -15,6 +15,11 @@ export interface TopicSpec {
   readonly events: readonly string[];
   /** Broker-side topic configuration. */
   readonly configEntries: Readonly<Record<string, string>>;
+  /**
+   * Where a checkpointed consumer of this topic puts a record it can never write (lib/log/dead-letter.ts);
+   * only topics that such consumers read have one.
+   */
+  readonly deadLetter?: string;
 }
 
 export const TOPICS = {
@@ -24,8 +29,9 @@ export const TOPICS = {
     key: 'game slug',
     events: ['RoundFinished'],
     configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
+    deadLetter: 'roundsDeadLetter',
   },
-  /** Records of `rounds` that the projector could not decode, with the reason in headers (`npm run dead-letters`). */
+  /** Records of `rounds` that a consumer could not decode or write, with the reason in headers (`npm run dead-letters`). */
   roundsDeadLetter: {
     base: 'rounds.dead-letter',
     key: 'original key',
@@ -41,6 +47,14 @@ export const TOPICS = {
     key: 'key id',
     events: ['KeyCreated', 'KeyRevoked', 'KeyDeleted', '(tombstone after KeyDeleted)'],
     configEntries: { 'cleanup.policy': 'compact', 'retention.ms': '-1', 'min.compaction.lag.ms': '60000' },
+    deadLetter: 'authKeysDeadLetter',
+  },
+  /** Records of `auth-keys` that the auth-keys projection could not decode or write, with the reason in headers. */
+  authKeysDeadLetter: {
+    base: 'auth-keys.dead-letter',
+    key: 'original key',
+    events: ['(original bytes)'],
+    configEntries: { 'retention.ms': String(30 * 24 * 3600 * 1000), 'cleanup.policy': 'delete' },
   },
   /**
    * Bets and their wallet outcomes (issue 5): one key per player so a player's events stay in
@@ -58,8 +72,13 @@ export const TOPICS = {
       'BetSettled',
     ],
     configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
+    deadLetter: 'walletDeadLetter',
   },
-  /** Callbacks whose retries are used up (parked by the wallet-saga); `npm run dead-letters -- replay wallet` re-drives them. */
+  /**
+   * Callbacks whose retries are used up (parked by the wallet-saga, headers `reason`, `kind`, …) and
+   * records a checkpointed consumer could not decode or write (headers `dlq-*`); `npm run dead-letters
+   * -- replay wallet` re-drives them.
+   */
   walletDeadLetter: {
     base: 'wallet-transactions.dead-letter',
     key: 'operator_id:user_id',
@@ -86,6 +105,16 @@ export const TOPICS = {
 } as const satisfies Record<string, TopicSpec>;
 
 export type TopicKey = keyof typeof TOPICS;
+
+/**
+ * The dead-letter topic of `key`.
+ * @throws Error when `key` has none (a consumer of a topic without one is a programming error).
+ */
+export function deadLetterOf(key: TopicKey): TopicKey {
+  const spec: TopicSpec = TOPICS[key];
+  if (!spec.deadLetter) throw new Error(`topic ${key} has no dead-letter topic`);
+  return spec.deadLetter as TopicKey;
+}
 
 /** Full topic name of `key` under the configured namespace (`TOPIC_NAMESPACE` + base). */
 export function topicName(config: Pick<Config, 'kafka'>, key: TopicKey): string {

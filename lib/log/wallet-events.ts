@@ -7,24 +7,14 @@
  * `access-sessions` by session id.
  */
 import type { Producer } from 'kafkajs';
-import type {
-  BetContext,
-  BetPlaced,
-  BetRejected,
-  BetSettled,
-  CallbackFailed,
-  CallbackSucceeded,
-  RollbackRequested,
-  SessionCreated,
-  SessionExpired,
-  SessionOpened,
-} from '../../schemas/generated/avro.ts';
+import type { AccessEvent, WalletEvent } from '../../rules/wallet/events.ts';
 import type { Config } from '../config.ts';
 import { DecodeError } from '../errors.ts';
 import { decode, encode } from './codec.ts';
 import { topicName } from './topics.ts';
 
 export type {
+  AccessEvent,
   BetContext,
   BetPlaced,
   BetRejected,
@@ -35,22 +25,9 @@ export type {
   SessionCreated,
   SessionExpired,
   SessionOpened,
-};
-
-/** One event of `wallet-transactions`, discriminated by `type`. */
-export type WalletEvent =
-  | { readonly type: 'BetPlaced'; readonly value: BetPlaced }
-  | { readonly type: 'CallbackSucceeded'; readonly value: CallbackSucceeded }
-  | { readonly type: 'CallbackFailed'; readonly value: CallbackFailed }
-  | { readonly type: 'BetRejected'; readonly value: BetRejected }
-  | { readonly type: 'RollbackRequested'; readonly value: RollbackRequested }
-  | { readonly type: 'BetSettled'; readonly value: BetSettled };
-
-/** One event of `access-sessions`. */
-export type AccessEvent =
-  | { readonly type: 'SessionCreated'; readonly value: SessionCreated }
-  | { readonly type: 'SessionOpened'; readonly value: SessionOpened }
-  | { readonly type: 'SessionExpired'; readonly value: SessionExpired };
+  WalletEvent,
+} from '../../rules/wallet/events.ts';
+export { walletKey } from '../../rules/wallet/events.ts';
 
 const WALLET_TYPES = [
   'BetPlaced',
@@ -96,11 +73,6 @@ export function decodeAccessEvent(value: Buffer | null): AccessEvent {
 /** Encodes an event to its Confluent-framed Avro bytes. @throws EncodeError for an invalid value. */
 export function encodeEvent(event: WalletEvent | AccessEvent): Buffer {
   return encode(subjectOf(event.type), event.value);
-}
-
-/** Record key of a player's wallet events: `operator_id:user_id`. */
-export function walletKey(bet: Pick<BetContext, 'operator_id' | 'user_id'>): string {
-  return `${bet.operator_id}:${bet.user_id}`;
 }
 
 /**

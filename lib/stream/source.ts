@@ -12,10 +12,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka } from 'kafkajs';
 import { GAME_SLUGS } from '../../rules/games/catalog.ts';
-import { decodeRound, type RoundFinished } from '../../rules/rounds/round.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
 import type { Config } from '../config.ts';
 import { type ConsumerLag, trackConsumerLag } from '../log/consumer-lag.ts';
 import { partitionOffsets } from '../log/kafka.ts';
+import { decodeRound } from '../log/rounds-codec.ts';
 import { scanBackward } from '../log/rounds-log.ts';
 import { topicName } from '../log/topics.ts';
 import type { Logger } from '../logger.ts';

@@ -9,9 +9,9 @@
  * - slot: payout = floor(amount × result multiplier); lost when the multiplier is 0.
  * - wall-street: the right trend pays 1.96x.
  */
-import { AppError } from '../../lib/errors.ts';
-import type { BetPlaced } from '../../lib/log/wallet-events.ts';
+import { AppError } from '../errors.ts';
 import type { RoundResult } from '../rounds/round.ts';
+import type { BetPlaced } from '../wallet/events.ts';
 
 /** A bet's selection or a round value that cannot be settled (wrong game, malformed multiplier). */
 export class InvalidBetError extends AppError {

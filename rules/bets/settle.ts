@@ -11,9 +11,9 @@
  * (tx_id + 2); a rejected bet is never settled, and the saga compensates its own rejections.
  */
 
-import type { BetPlaced, WalletEvent } from '../../lib/log/wallet-events.ts';
 import { rollbackTxId, winTxId } from '../money/money.ts';
 import type { RoundFinished } from '../rounds/round.ts';
+import type { BetPlaced, WalletEvent } from '../wallet/events.ts';
 import { InvalidBetError, payout, selectionOf } from './payout.ts';
 
 export type BetStatus = 'placed' | 'counted' | 'settled' | 'rejected' | 'cancelled';

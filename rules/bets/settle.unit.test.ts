@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BetPlaced, WalletEvent } from '../../lib/log/wallet-events.ts';
+import type { BetPlaced, WalletEvent } from '../wallet/events.ts';
 import { type BetState, decide, evolve, type FinishedRound } from './settle.ts';
 
 const T0 = 1_800_000_000_000;

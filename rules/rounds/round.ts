@@ -1,15 +1,11 @@
 /**
- * The RoundFinished event (schemas/RoundFinished.v1.avsc) as a TypeScript value, its Avro
- * mapping, and the two public shapes of a round from seed 000: the REST form and the stream
- * message form.
+ * The RoundFinished event (schemas/RoundFinished.v1.avsc) as a TypeScript value and the two
+ * public shapes of a round from seed 000: the REST form and the stream message form. Its Avro
+ * mapping is lib/log/rounds-codec.ts.
  */
 
-import { DecodeError } from '../../lib/errors.ts';
-import { decode, encode } from '../../lib/log/codec.ts';
 import type * as Avro from '../../schemas/generated/avro.ts';
-import { type GameSlug, type GameType, gameBySlug } from '../games/catalog.ts';
-
-export const ROUNDS_SUBJECT = 'rounds-value';
+import type { GameSlug, GameType } from '../games/catalog.ts';
 
 /** Typed result per game (seed 000, "Content of extras after parsing"). */
 export type RoundResult =
@@ -33,67 +29,10 @@ export interface RoundFinished {
   readonly proof: FairnessProof | null;
 }
 
-const GAME_OF_UNION = new Map<string, RoundResult['game']>([
-  ['casino.rounds.CrashResult', 'crash'],
-  ['casino.rounds.DoubleResult', 'double'],
-  ['casino.rounds.SlotResult', 'slot'],
-  ['casino.rounds.WallStreetResult', 'wall-street'],
-]);
-
 /** The per-game data of a result, without the `game` discriminator (the seed's `extras`). */
 export function extrasOf(result: RoundResult): Record<string, unknown> {
   const { game: _game, ...extras } = result;
   return extras;
-}
-
-/**
- * Encodes a round as a framed Avro record for the `rounds` topic.
- * @throws EncodeError when a field does not fit the schema.
- */
-export function encodeRound(round: RoundFinished): Buffer {
-  const { type: _type, result, ...rest } = round;
-  const value: Avro.RoundFinished = { ...rest, result: toAvroResult(result) };
-  return encode(ROUNDS_SUBJECT, value);
-}
-
-function toAvroResult(r: RoundResult): Avro.RoundFinished['result'] {
-  switch (r.game) {
-    case 'crash':
-      return { 'casino.rounds.CrashResult': { point: r.point } };
-    case 'double':
-      return { 'casino.rounds.DoubleResult': { color: r.color, number: r.number } };
-    case 'slot':
-      return { 'casino.rounds.SlotResult': { reels: r.reels, multiplier: r.multiplier } };
-    case 'wall-street':
-      return { 'casino.rounds.WallStreetResult': { trending: r.trending } };
-  }
-}
-
-/**
- * Decodes a framed record of the `rounds` topic.
- * @throws DecodeError for bad framing, another subject, or a result that does not match its game.
- */
-export function decodeRound(buf: Buffer | null | undefined): RoundFinished {
-  const { value } = decode(buf, ROUNDS_SUBJECT);
-  const v = value as Omit<RoundFinished, 'type' | 'result'> & {
-    result: Record<string, Record<string, unknown>>;
-  };
-  const [unionName, extras] = Object.entries(v.result)[0] ?? [];
-  const game = unionName ? GAME_OF_UNION.get(unionName) : undefined;
-  if (!game || game !== v.game_slug)
-    throw new DecodeError(`result ${unionName} does not belong to game ${v.game_slug}`);
-  const info = gameBySlug(v.game_slug);
-  if (!info || info.id !== v.game_id) throw new DecodeError(`unknown game ${v.game_slug} (id ${v.game_id})`);
-  return {
-    type: 'RoundFinished',
-    round_id: v.round_id,
-    game_id: v.game_id,
-    game_slug: info.slug,
-    game_type: v.game_type as GameType,
-    finished_at: v.finished_at,
-    result: { game, ...extras } as RoundResult,
-    proof: v.proof ?? null,
-  };
 }
 
 /** The seed's `value`: crash point, double colour, slot multiplier, wall-street trend. */

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DecodeError, EncodeError } from '../../lib/errors.ts';
-import { decode } from '../../lib/log/codec.ts';
-import { decodeRound, encodeRound, type RoundFinished, toRestForm, toStreamForm } from './round.ts';
+import { type RoundFinished, toRestForm, toStreamForm } from './round.ts';
 
 const base = { type: 'RoundFinished', finished_at: Date.UTC(2026, 10, 21, 12, 0, 0), proof: null } as const;
 const samples: RoundFinished[] = [
@@ -39,47 +37,6 @@ const samples: RoundFinished[] = [
     result: { game: 'wall-street', trending: 'up' },
   },
 ];
-
-describe('RoundFinished codec', () => {
-  it.each(samples)('round-trips $game_slug through the Confluent wire format', (round) => {
-    const buf = encodeRound(round);
-    expect(buf[0]).toBe(0);
-    expect(buf.readUInt32BE(1)).toBe(1);
-    expect(decodeRound(buf)).toEqual(round);
-  });
-
-  it.each([
-    ['null value', null],
-    ['too short', Buffer.from([0, 0, 0])],
-    ['bad magic byte', Buffer.from([1, 0, 0, 0, 1, 2])],
-    ['unknown schema id', Buffer.from([0, 0, 0, 0, 42, 2])],
-    ['truncated body', encodeRound(samples[0] as RoundFinished).subarray(0, 12)],
-    ['trailing bytes', Buffer.concat([encodeRound(samples[1] as RoundFinished), Buffer.from([7])])],
-  ])('rejects %s with a DecodeError', (_name, buf) => {
-    expect(() => decodeRound(buf as Buffer | null)).toThrow(DecodeError);
-  });
-
-  it('rejects a result that belongs to another game', () => {
-    const wrong = { ...(samples[0] as RoundFinished), game_slug: 'double', game_id: 2 } as RoundFinished;
-    expect(() => decodeRound(encodeRound(wrong))).toThrow(/does not belong to game double/);
-  });
-
-  it('refuses to encode a value that does not fit the schema, naming the path', () => {
-    const bad = {
-      ...(samples[1] as RoundFinished),
-      result: { game: 'double', color: 'green', number: 3 },
-    } as unknown as RoundFinished;
-    expect(() => encodeRound(bad)).toThrow(EncodeError);
-    expect(() => encodeRound(bad)).toThrow(/result/);
-  });
-
-  it('exposes the schema id and subject of a record', () => {
-    expect(decode(encodeRound(samples[2] as RoundFinished))).toMatchObject({
-      schemaId: 1,
-      subject: 'rounds-value',
-    });
-  });
-});
 
 describe('public forms of a round (seed 000)', () => {
   it('REST form carries value by game type', () => {

@@ -9,9 +9,10 @@
  * the win callback; string in rewards and rollback"). Register Bet is POST on bet_path in both
  * forms. Amounts are JSON numbers in major units (1250 minor → 12.5).
  */
-import type { BetContext } from '../../lib/log/wallet-events.ts';
+
 import { toMajorNumber } from '../money/money.ts';
 import type { RetryPolicy } from '../retry/schedule.ts';
+import type { BetContext } from './events.ts';
 
 /** `provider` of every callback and `agreggator` (seed spelling) of the form A win. */
 export const PROVIDER = 'casino-platform';

@@ -1,9 +1,7 @@
-import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import type { BetContext } from '../../lib/log/wallet-events.ts';
-import { signHeaders } from '../../services/wallet-saga/http.ts';
 import { DEFAULT_RETRY_POLICY } from '../retry/schedule.ts';
 import { buildRequest, type CallbackJob, classifyResponse, type OperatorConfig } from './bodies.ts';
+import type { BetContext } from './events.ts';
 
 const bet: BetContext = {
   session_id: '00000000-0000-4000-8000-000000000001',
@@ -186,21 +184,5 @@ describe('classifyResponse', () => {
     );
     expect(v).toMatchObject({ type: 'refused', status: 402, code: 'INSUFFICIENT_FUNDS' });
     expect(classifyResponse(winA, 409, 'x')).toMatchObject({ type: 'refused', code: 'HTTP_409' });
-  });
-});
-
-describe('signHeaders', () => {
-  it('produces Standard Webhooks headers that the library verifies', () => {
-    const secret = op('A').signingSecret;
-    const nowMs = 1_700_000_000_123;
-    const h = signHeaders('win-41', '{"a":1}', secret, nowMs);
-    expect(h['webhook-id']).toBe('win-41');
-    expect(h['webhook-timestamp']).toBe('1700000000');
-    expect(h['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/=]+$/);
-    const wh = new Webhook(secret);
-    // verify() checks the timestamp against the real clock, so sign "now" for the round trip.
-    const live = signHeaders('win-41', '{"a":1}', secret, Date.now());
-    expect(() => wh.verify('{"a":1}', live)).not.toThrow();
-    expect(() => wh.verify('{"a":2}', live)).toThrow();
   });
 });

@@ -7,9 +7,10 @@
  * - RollbackRequested, not demo, not free → Rollback.
  * Every other event (the saga's own outcomes among them) asks for nothing.
  */
-import { type WalletEvent, walletKey } from '../../lib/log/wallet-events.ts';
+
 import { rollbackTxId, winTxId } from '../money/money.ts';
 import type { Ack, CallbackJob, Verdict } from './bodies.ts';
+import { type WalletEvent, walletKey } from './events.ts';
 
 /** The callback `event` asks for, or null. */
 export function planJob(event: WalletEvent): CallbackJob | null {

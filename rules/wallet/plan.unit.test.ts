@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BetContext, WalletEvent } from '../../lib/log/wallet-events.ts';
+import type { BetContext, WalletEvent } from './events.ts';
 import { betOutcome, planJob } from './plan.ts';
 
 const bet: BetContext = {

@@ -3,8 +3,10 @@
  * round's proof checked and the round folded into the statistics; nothing is kept per round, so
  * memory stays constant whatever the range.
  */
+
+import { decodeRound } from '../../lib/log/rounds-codec.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
-import { decodeRound, type RoundFinished } from '../../rules/rounds/round.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
 import { type FairnessSummary, MAX_LISTED, ProofChecker } from './proofs.ts';
 import { type GameSummaries, RoundStats, type Span } from './stats/index.ts';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { encodeRound, type RoundFinished } from '../../rules/rounds/round.ts';
+import { encodeRound } from '../../lib/log/rounds-codec.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
 import { chainSource, RoundMaker } from '../../tests/support/analytics.ts';
 import { ReplayFold } from './fold.ts';
 import { CSV_HEADER, toCsv } from './format-csv.ts';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AuthTestApi, startAuthTestApi } from '../../tests/support/auth.ts';
 import { samplesOf, sampleValue } from '../../tests/support/metrics.ts';
-import { waitFor } from '../../tests/support/processes.ts';
+import { waitFor } from '../../tests/support/poll.ts';
 
 let t: AuthTestApi;
 const scrape = async () => (await t.app.inject('/metrics')).body;

@@ -15,7 +15,8 @@ import { loadConfig } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { startTestApi, type TestApi } from '../../tests/support/api.ts';
 import { sampleValue } from '../../tests/support/metrics.ts';
-import { freePort, waitFor } from '../../tests/support/processes.ts';
+import { waitFor } from '../../tests/support/poll.ts';
+import { freePort } from '../../tests/support/processes.ts';
 
 const LOCAL_REDIS = loadConfig(process.env).api.rateLimitRedisUrl || 'redis://127.0.0.1:56379';
 const MAX = 6;

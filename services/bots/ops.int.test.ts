@@ -13,7 +13,7 @@ import { loadConfig } from '../../lib/config.ts';
 import type { OpsServer } from '../../lib/http/ops.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { sampleValue } from '../../tests/support/metrics.ts';
-import { waitFor } from '../../tests/support/processes.ts';
+import { waitFor } from '../../tests/support/poll.ts';
 import { type Bots, buildBots } from './bots.ts';
 import { startBotsOps } from './ops.ts';
 

@@ -11,10 +11,10 @@
  */
 import type { IHeaders } from 'kafkajs';
 import type { Config } from '../../lib/config.ts';
+import { DLQ_HEADERS } from '../../lib/log/dead-letter.ts';
+import { decodeRound } from '../../lib/log/rounds-codec.ts';
 import { TOPICS, type TopicKey } from '../../lib/log/topics.ts';
 import { decodeWalletEvent } from '../../lib/log/wallet-events.ts';
-import { decodeRound } from '../../rules/rounds/round.ts';
-import { DLQ_HEADERS } from '../projector/rounds/decode.ts';
 import { DeadLetterError } from './errors.ts';
 
 /** What a dead-letter record says about itself, whatever its topic. */

@@ -5,10 +5,10 @@
  * partition, including after rounds appended while it runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syntheticRound } from '../../bench/lib.ts';
+import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { topicName } from '../../lib/log/topics.ts';
-import { encodeRound } from '../../rules/rounds/round.ts';
 import { parseMetrics, samplesOf } from '../../tests/support/metrics.ts';
+import { syntheticRound } from '../../tests/support/rounds-fixture.ts';
 import {
   createWtTestBed,
   startWtEdge,

@@ -11,12 +11,13 @@ import { join } from 'node:path';
 import type { Producer } from 'kafkajs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { syntheticRound } from '../../bench/lib.ts';
 import { appendKeyEvent } from '../../lib/auth/key-events.ts';
 import type { Config } from '../../lib/config.ts';
+import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { topicName } from '../../lib/log/topics.ts';
-import { encodeRound, type RoundFinished, toStreamForm } from '../../rules/rounds/round.ts';
+import { type RoundFinished, toStreamForm } from '../../rules/rounds/round.ts';
 import { type TestKey, testKey } from '../../tests/support/credentials.ts';
+import { syntheticRound } from '../../tests/support/rounds-fixture.ts';
 import {
   BROWSER_ARGS,
   CHROMIUM,

@@ -12,9 +12,9 @@ import {
   round,
   startEdge,
   type TestLog,
-  until,
   untilKey,
 } from '../../tests/support/edge.ts';
+import { until } from '../../tests/support/poll.ts';
 import { type AttemptOptions, attempt, type StreamProto } from '../../tests/support/stream-clients.ts';
 import type { Edge } from './edge.ts';
 

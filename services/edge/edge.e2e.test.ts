@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { GameSlug } from '../../rules/games/catalog.ts';
 import type { RoundFinished, StreamRound } from '../../rules/rounds/round.ts';
-import { createTestLog, round, type TestLog, until } from '../../tests/support/edge.ts';
-import { freePort, type Service, startService, uniqueId, waitFor } from '../../tests/support/processes.ts';
+import { createTestLog, round, type TestLog } from '../../tests/support/edge.ts';
+import { until, waitFor } from '../../tests/support/poll.ts';
+import { freePort, type Service, startService, uniqueId } from '../../tests/support/processes.ts';
 import { openSse, type SseClient } from '../../tests/support/sse-client.ts';
 
 interface Proc {

@@ -20,34 +20,10 @@ import { createRoundSource, type RoundSource } from '../../lib/stream/source.ts'
 import { createGrpcTransport } from './transports/grpc/grpc.ts';
 import { createGrpcProxyTransport } from './transports/grpc-proxy/grpc-proxy.ts';
 import { createSseTransport } from './transports/sse/sse.ts';
+import type { EdgeContext, Transport } from './transports/transport.ts';
 import { createWsTransport } from './transports/ws/ws.ts';
 
-/** What a transport gets at start. */
-export interface EdgeContext {
-  readonly hub: FanOutHub;
-  readonly config: Config;
-  readonly logger: Logger;
-  readonly kafka: Kafka;
-  readonly metrics: EdgeMetrics;
-  /** The edge's HTTP server, not yet listening: add routes in `start`, never later. */
-  readonly http: FastifyInstance;
-  /** Read-model database, when the edge was given one (gRPC GetHistory). */
-  readonly sql?: Sql;
-  /** Credential checks for new streams (access.ts); every stream transport calls it before opening. */
-  readonly access: StreamAccess;
-}
-
-/** One wire protocol of the edge (centrifugo's per-transport packages). */
-export interface Transport {
-  /** Short name, also the `protocol` label of metrics (ws, sse, grpc, …). */
-  readonly name: string;
-  /** Registers routes on `ctx.http` and/or opens its own listener. */
-  start(ctx: EdgeContext): Promise<void>;
-  /** Stops accepting, then closes open streams spread over `drainMs` ms; resolves when all are closed. */
-  stop(drainMs: number): Promise<void>;
-  /** The port of the transport's own listener once started (absent when it uses `ctx.http`). */
-  readonly port?: number;
-}
+export type { EdgeContext, Transport } from './transports/transport.ts';
 
 export interface EdgeDeps {
   readonly config: Config;

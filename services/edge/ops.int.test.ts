@@ -5,9 +5,9 @@
  * HTTP listener opens only once the source is live, so /ready is never seen 503 before the join.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestLog, round, startEdge, type TestLog, until } from '../../tests/support/edge.ts';
+import { createTestLog, round, startEdge, type TestLog } from '../../tests/support/edge.ts';
 import { samplesOf, sampleValue } from '../../tests/support/metrics.ts';
-import { waitFor } from '../../tests/support/processes.ts';
+import { until, waitFor } from '../../tests/support/poll.ts';
 import { openSse } from '../../tests/support/sse-client.ts';
 import type { Edge } from './edge.ts';
 import { createSseTransport } from './transports/sse/sse.ts';

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testKey } from '../../tests/support/credentials.ts';
 import { createTestLog, type TestLog } from '../../tests/support/edge.ts';
-import { freePort, type Service, startService, uniqueId, waitFor } from '../../tests/support/processes.ts';
+import { waitFor } from '../../tests/support/poll.ts';
+import { freePort, type Service, startService, uniqueId } from '../../tests/support/processes.ts';
 import { attempt, type EdgePorts } from '../../tests/support/stream-clients.ts';
 
 interface Proc {

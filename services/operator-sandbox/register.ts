@@ -11,11 +11,11 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { newOperatorToken, sha256 } from '../../lib/auth/secrets.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../rules/retry/schedule.ts';
-import { newOperatorToken, sha256 } from '../api/access/secrets.ts';
 import { FORM_A_PATHS } from './callbacks.ts';
 import { resolveSigningSecret } from './secret.ts';
 

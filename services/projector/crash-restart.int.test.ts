@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOffsets } from '../../lib/log/kafka.ts';
-import { type Service, waitFor } from '../../tests/support/processes.ts';
+import { waitFor } from '../../tests/support/poll.ts';
+import type { Service } from '../../tests/support/processes.ts';
 import {
   createTestEnv,
   produceAll,

@@ -16,7 +16,8 @@ import {
   readModelProblems,
   rowCounts,
 } from '../../tests/support/load.ts';
-import { type Service, waitFor } from '../../tests/support/processes.ts';
+import { waitFor } from '../../tests/support/poll.ts';
+import type { Service } from '../../tests/support/processes.ts';
 import { startProjectorProcess } from '../../tests/support/projector.ts';
 
 const LOAD: Load = { roundsPerGame: 4000, bets: 20_000, keys: 30_000 };

@@ -9,13 +9,14 @@
 import { loadConfig } from '../../lib/config.ts';
 import { migrateWhenReachable } from '../../lib/db/migrate.ts';
 import { createSql } from '../../lib/db/pool.ts';
+import { startOpsServerFor } from '../../lib/http/ops.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { ensureTopics } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
 import { buildAuthKeysProjector } from './auth-keys/projector.ts';
-import { projectorProcessView, startOpsServer } from './ops-http.ts';
+import { projectorProcessView } from './ops-http.ts';
 import { buildRoundsProjector } from './projector.ts';
 import { buildWalletProjector } from './wallet/projector.ts';
 
@@ -42,7 +43,7 @@ try {
   const walletProjector = buildWalletProjector({ config, kafka, sql, logger, registry });
   await walletProjector.start();
   const view = projectorProcessView(projector, { 'auth-keys': keysProjector, wallet: walletProjector });
-  const ops = await startOpsServer(view, config.api.host, config.projector.port);
+  const ops = await startOpsServerFor(view, config.api.host, config.projector.port);
   logger.info({ port: ops.port }, 'projector listening');
 
   onShutdown(

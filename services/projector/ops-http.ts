@@ -4,15 +4,10 @@
  * succeeded, else 503, with each check in the body), GET /metrics (the process registry, shared
  * by the three projections).
  */
-import { type OpsServer, startOpsServer as startLibOpsServer } from '../../lib/http/ops.ts';
-import type { ProjectorMetrics } from './metrics.ts';
+import type { OpsView } from '../../lib/http/ops.ts';
 
 /** What the endpoints read; a RoundsProjector is one, `projectorProcessView` combines several. */
-export interface ProjectorView {
-  ready(): boolean;
-  status(): Readonly<Record<string, unknown>>;
-  readonly metrics: Pick<ProjectorMetrics, 'registry'>;
-}
+export type ProjectorView = OpsView;
 
 /**
  * The view of a process running several projections: ready when all are; `status()` names the
@@ -31,18 +26,4 @@ export function projectorProcessView(
     ready: () => Object.values(readiness()).every(Boolean),
     status: () => ({ ...rounds.status(), projections: readiness() }),
   };
-}
-
-/**
- * Listens on `host`:`port` (0 = any free port).
- * @returns the server and the bound port.
- * @throws the listen error (e.g. EADDRINUSE).
- */
-export function startOpsServer(view: ProjectorView, host: string, port: number): Promise<OpsServer> {
-  return startLibOpsServer({
-    host,
-    port,
-    registry: view.metrics.registry,
-    ready: () => ({ ready: view.ready(), ...view.status() }),
-  });
 }

@@ -6,11 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpsServer } from '../../lib/http/ops.ts';
+import { startOpsServerFor } from '../../lib/http/ops.ts';
 import { ensureTopics } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
 import { sampleSum, samplesOf, sampleValue } from '../../tests/support/metrics.ts';
-import { waitFor } from '../../tests/support/processes.ts';
+import { waitFor } from '../../tests/support/poll.ts';
 import {
   createTestEnv,
   produceAll,
@@ -19,7 +20,7 @@ import {
   type TestEnv,
 } from '../../tests/support/projector.ts';
 import { type AuthKeysProjector, buildAuthKeysProjector } from './auth-keys/projector.ts';
-import { projectorProcessView, startOpsServer } from './ops-http.ts';
+import { projectorProcessView } from './ops-http.ts';
 import { buildRoundsProjector, type RoundsProjector } from './projector.ts';
 import { buildWalletProjector, type WalletProjector } from './wallet/projector.ts';
 
@@ -42,7 +43,7 @@ beforeAll(async () => {
   rounds = buildRoundsProjector({ ...deps, options: { registry } });
   keys = buildAuthKeysProjector({ ...deps, registry });
   wallet = buildWalletProjector({ ...deps, registry });
-  ops = await startOpsServer(projectorProcessView(rounds, { 'auth-keys': keys, wallet }), '127.0.0.1', 0);
+  ops = await startOpsServerFor(projectorProcessView(rounds, { 'auth-keys': keys, wallet }), '127.0.0.1', 0);
 });
 
 afterAll(async () => {

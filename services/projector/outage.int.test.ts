@@ -9,10 +9,11 @@ import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
+import { startOpsServerFor } from '../../lib/http/ops.ts';
 import { partitionOffsets } from '../../lib/log/kafka.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { sampleSum, sampleValue } from '../../tests/support/metrics.ts';
-import { waitFor } from '../../tests/support/processes.ts';
+import { waitFor } from '../../tests/support/poll.ts';
 import {
   createTestEnv,
   produceAll,
@@ -21,7 +22,6 @@ import {
   TcpProxy,
   type TestEnv,
 } from '../../tests/support/projector.ts';
-import { startOpsServer } from './ops-http.ts';
 import { buildRoundsProjector, type RoundsProjector } from './projector.ts';
 
 let e: TestEnv;
@@ -51,7 +51,7 @@ beforeAll(async () => {
     // Small chunks make the replay many transactions long, so the outages land in the middle of it.
     options: { chunkSize: 250, retryMinMs: 50, retryMaxMs: 400, probeIntervalMs: 300 },
   });
-  ops = await startOpsServer(projector, '127.0.0.1', 0);
+  ops = await startOpsServerFor(projector, '127.0.0.1', 0);
 });
 
 afterAll(async () => {

@@ -6,11 +6,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
 import { encode, latestSchema } from '../../lib/log/codec.ts';
 import { partitionOffsets, readRange } from '../../lib/log/kafka.ts';
+import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { GAMES } from '../../rules/games/catalog.ts';
-import { encodeRound } from '../../rules/rounds/round.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
 import { sampleValue } from '../../tests/support/metrics.ts';
-import { waitFor } from '../../tests/support/processes.ts';
+import { waitFor } from '../../tests/support/poll.ts';
 import {
   createTestEnv,
   produceAll,
@@ -192,6 +193,42 @@ describe('rounds projector', () => {
       Array.from({ length: 26 }, (_, i) => i + 1),
     );
     expect(await readDeadLetters(e)).toHaveLength(3);
+  });
+
+  it('dead-letters a round that decodes but that Postgres refuses (a NUL in a slot reel) and projects the rounds after it', async () => {
+    env = await createTestEnv('poison');
+    const e = env;
+    const slot = (seq: number) => sampleRound('slot', seq, T0 + seq * 1000);
+    const poisoned: RoundFinished = {
+      ...slot(3),
+      result: { game: 'slot', reels: ['seven', 'ch\u0000erry', 'bar'], multiplier: '0.00' },
+    };
+    // One key, one partition, one Kafka batch: the chunk holding the bad round is written record
+    // by record, so the two before it and the three after it are projected.
+    await produceAll(
+      e.producer,
+      e.topic,
+      [slot(1), slot(2), poisoned, slot(4), slot(5), slot(6)].map(roundMessage),
+    );
+
+    const projector = await startProjector(e);
+    await caughtUp(e);
+    const rows = await e.sql<{ r: string }[]>`select round_id::text as r from rounds order by round_id`;
+    expect(rows.map((r) => Number(r.r) - 3_000_000_000_000)).toEqual([1, 2, 4, 5, 6]);
+
+    const dead = await readDeadLetters(e);
+    expect(dead).toHaveLength(1);
+    expect(dead[0]?.value).toEqual(encodeRound(poisoned));
+    expect(dead[0]?.headers).toMatchObject({ 'dlq-offset': '2', 'dlq-projection': 'rounds' });
+    expect(dead[0]?.headers['dlq-reason']).toMatch(/^refused by postgres: /);
+    expect(projector.ready()).toBe(true);
+    expect(projector.status().waiting).toBeUndefined();
+
+    // The live tail goes on past it.
+    await produceAll(e.producer, e.topic, [roundMessage(slot(7))]);
+    await caughtUp(e);
+    const [last] = await e.sql<{ r: string }[]>`select last_round::text as r from games where slug = 'slot'`;
+    expect(last?.r).toBe(String(slot(7).round_id));
   });
 
   it('takes its position from Postgres: a new group resumes at the checkpoint, a wiped read model is rebuilt', async () => {

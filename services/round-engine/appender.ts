@@ -11,9 +11,10 @@
  */
 import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import pRetry from 'p-retry';
+import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
-import { encodeRound, type RoundFinished } from '../../rules/rounds/round.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
 import type { EngineMetrics } from './metrics.ts';
 
 /** Backoff of a failed send (ms): 100, 200, 400 … capped at 2000, jittered, never giving up. */

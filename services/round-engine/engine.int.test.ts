@@ -8,13 +8,14 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
 import { createKafka, partitionOffsets, readRange } from '../../lib/log/kafka.ts';
+import { decodeRound } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { sha256 } from '../../rules/fairness/chain.ts';
 import { verifyRound } from '../../rules/fairness/verify.ts';
 import { GAME_SLUGS } from '../../rules/games/catalog.ts';
 import { ROUND_ID_BASE } from '../../rules/rounds/decider.ts';
-import { decodeRound, type RoundFinished } from '../../rules/rounds/round.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
 import { buildRoundEngine, type RoundEngine } from './engine.ts';
 import { recoverStates } from './log-tail.ts';
 

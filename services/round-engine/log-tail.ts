@@ -5,10 +5,10 @@
  */
 import type { Kafka } from 'kafkajs';
 import { type ScanOptions, scanBackward } from '../../lib/log/rounds-log.ts';
-import { RoundNotFoundError } from '../../rules/errors.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
 import { evolve, type GameState, initialState } from '../../rules/rounds/decider.ts';
 import type { RoundFinished } from '../../rules/rounds/round.ts';
+import { RoundNotFoundError } from './errors.ts';
 
 /**
  * Each game's state from the log tail: the newest round (by round id) of each game, and for the

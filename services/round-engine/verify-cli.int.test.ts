@@ -10,13 +10,14 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
+import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { RoundNotFoundError } from '../../rules/errors.ts';
 import { buildChain } from '../../rules/fairness/chain.ts';
 import { GAME_SLUGS } from '../../rules/games/catalog.ts';
 import { type ChainSource, decide, evolve, initialState, ROUND_ID_BASE } from '../../rules/rounds/decider.ts';
-import { encodeRound, type RoundFinished } from '../../rules/rounds/round.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
+import { RoundNotFoundError } from './errors.ts';
 import { findRound } from './log-tail.ts';
 import { runVerify } from './verify-cli.ts';
 

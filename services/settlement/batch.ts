@@ -4,11 +4,12 @@
  * Returns the events to append after the commit. Safe to call again with the same records after a
  * failure: nothing is stored unless the whole write commits.
  */
+
+import type { CheckpointKey } from '../../lib/db/checkpoints.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import type { WalletEvent } from '../../lib/log/wallet-events.ts';
 import { betTxIdOf, type FinishedRound } from '../../rules/bets/settle.ts';
-import { type Emitted, roundKey, stepRounds, stepWallet } from '../../rules/bets/step.ts';
-import type { CheckpointKey } from '../projector/rounds/store.ts';
+import { type Emitted, roundKey, stepRounds, stepWallet } from './step.ts';
 import { loadBets, loadOpenBets, loadRounds, pruneRounds, writeBatch } from './store.ts';
 
 /**

@@ -3,7 +3,8 @@
  * finishing, then restarted: every bet ends with exactly one BetSettled.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, type Service, startService, waitFor } from '../../tests/support/processes.ts';
+import { waitFor } from '../../tests/support/poll.ts';
+import { freePort, type Service, startService } from '../../tests/support/processes.ts';
 import {
   createWalletTestEnv,
   placed,

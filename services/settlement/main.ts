@@ -6,11 +6,11 @@
 import { loadConfig } from '../../lib/config.ts';
 import { migrateWhenReachable } from '../../lib/db/migrate.ts';
 import { createSql } from '../../lib/db/pool.ts';
+import { startOpsServerFor } from '../../lib/http/ops.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { ensureTopics } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { startOpsServer } from '../projector/ops-http.ts';
 import { buildSettlement } from './settlement.ts';
 
 const config = loadConfig();
@@ -29,7 +29,7 @@ try {
   const settlement = buildSettlement({ config, kafka, sql, logger });
   await settlement.start();
   // /health, /ready (consumer in its group and last database write succeeded), /metrics.
-  const http = await startOpsServer(settlement, config.api.host, config.settlement.httpPort);
+  const http = await startOpsServerFor(settlement, config.api.host, config.settlement.httpPort);
   logger.info({ port: http.port }, 'settlement listening');
   onShutdown(
     logger,

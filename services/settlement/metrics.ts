@@ -9,7 +9,7 @@ export interface SettlementMetrics {
   readonly registry: Registry;
   /** Events appended by settlement, by type and outcome (won/lost for BetSettled, else ''). */
   readonly appended: Counter<'type' | 'outcome'>;
-  /** Records consumed, by topic and result (processed, skipped, undecodable). */
+  /** Records settled in committed writes, by topic (result `processed`; records that can never be written are counted as dead-lettered by the consumer metrics). */
   readonly records: Counter<'topic' | 'result'>;
 }
 
@@ -25,7 +25,7 @@ export function createSettlementMetrics(registry: Registry): SettlementMetrics {
     }),
     records: new Counter({
       name: 'settlement_records_total',
-      help: 'Records consumed, by topic and result (processed, skipped, undecodable)',
+      help: 'Records settled in committed writes, by topic and result (processed)',
       labelNames: ['topic', 'result'],
       registers: [registry],
     }),

@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import type { OpsServer } from '../../lib/http/ops.ts';
+import { startOpsServerFor } from '../../lib/http/ops.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { sampleSum, samplesOf, sampleValue } from '../../tests/support/metrics.ts';
-import { waitFor } from '../../tests/support/processes.ts';
+import { waitFor } from '../../tests/support/poll.ts';
 import { TcpProxy } from '../../tests/support/projector.ts';
 import {
   createWalletTestEnv,
@@ -19,7 +20,6 @@ import {
   T0,
   type WalletTestEnv,
 } from '../../tests/support/settlement.ts';
-import { startOpsServer } from '../projector/ops-http.ts';
 import { buildSettlement, type Settlement } from './settlement.ts';
 
 let e: WalletTestEnv;
@@ -41,7 +41,7 @@ beforeAll(async () => {
   const config = loadConfig(process.env, { ...e.env, DATABASE_URL: db.toString() });
   sql = createSql(config, { max: 2 });
   settlement = buildSettlement({ config, kafka: e.kafka, sql, logger: createLogger('test', 'silent') });
-  ops = await startOpsServer(settlement, '127.0.0.1', 0);
+  ops = await startOpsServerFor(settlement, '127.0.0.1', 0);
 });
 
 afterAll(async () => {

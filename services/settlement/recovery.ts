@@ -8,11 +8,11 @@
  * twice, and nothing decided is lost. Run it before the consumer starts (one instance at a time).
  */
 import type { Kafka, Producer } from 'kafkajs';
+import { readCheckpoints } from '../../lib/db/checkpoints.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import { partitionOffsets, readRange } from '../../lib/log/kafka.ts';
 import { decodeWalletEvent } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { readCheckpoints } from '../projector/rounds/store.ts';
 import { deleteOutbox, readOutbox, SETTLEMENT_PROJECTION } from './store.ts';
 
 /**

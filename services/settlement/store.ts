@@ -4,11 +4,12 @@
  * confirmed, and the checkpoint (same one-statement pattern and reasons as
  * services/projector/rounds/store.ts).
  */
+
+import { type CheckpointKey, checkpointUpsert } from '../../lib/db/checkpoints.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import type { BetState, FinishedRound } from '../../rules/bets/settle.ts';
-import { type Emitted, type OutboxId, roundKey } from '../../rules/bets/step.ts';
 import type { RoundResult } from '../../rules/rounds/round.ts';
-import { type CheckpointKey, checkpointUpsert } from '../projector/rounds/store.ts';
+import { type Emitted, type OutboxId, roundKey } from './step.ts';
 
 /** Name of settlement's rows in projection_checkpoints. */
 export const SETTLEMENT_PROJECTION = 'settlement';

@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { IHeaders, Producer } from 'kafkajs';
 import pRetry from 'p-retry';
 import type { Config } from '../../lib/config.ts';
+import type { CallbackClient } from '../../lib/http/callback-client.ts';
 import { topicName } from '../../lib/log/topics.ts';
 import { appendWalletEvents, type WalletEvent } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -23,7 +24,6 @@ import { backoffDelayMs } from '../../rules/retry/schedule.ts';
 import { type Ack, buildRequest, type CallbackJob, type Verdict } from '../../rules/wallet/bodies.ts';
 import { betNotSent, betOutcome, failed, jobKey, succeeded } from '../../rules/wallet/plan.ts';
 import type { Directory } from './directory.ts';
-import type { CallbackClient } from './http.ts';
 import type { SagaMetrics } from './metrics.ts';
 
 /** The record a job came from, for the dead-letter copy. */

@@ -4,7 +4,8 @@
  * credited once (the operator is a real HTTP peer in this process; broker and Postgres are real).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { freePort, type Service, startService, waitFor } from '../../tests/support/processes.ts';
+import { waitFor } from '../../tests/support/poll.ts';
+import { freePort, type Service, startService } from '../../tests/support/processes.ts';
 import {
   betPlaced,
   betWon,

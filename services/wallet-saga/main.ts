@@ -8,11 +8,11 @@
 import { loadConfig } from '../../lib/config.ts';
 import { migrateWhenReachable } from '../../lib/db/migrate.ts';
 import { createSql } from '../../lib/db/pool.ts';
+import { startOpsServerFor } from '../../lib/http/ops.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { ensureTopics } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { startOpsServer } from '../projector/ops-http.ts';
 import { buildWalletSaga } from './saga.ts';
 
 const config = loadConfig();
@@ -38,7 +38,7 @@ try {
   });
   await saga.start();
   // /health, /ready (in the consumer group and not failed), /metrics.
-  const ops = await startOpsServer(saga, config.api.host, config.walletSaga.httpPort);
+  const ops = await startOpsServerFor(saga, config.api.host, config.walletSaga.httpPort);
   logger.info({ port: ops.port }, 'wallet saga listening');
 
   onShutdown(

@@ -18,6 +18,7 @@
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import type { Config } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db/pool.ts';
+import { type CallbackClient, createCallbackClient } from '../../lib/http/callback-client.ts';
 import { trackConsumerLag } from '../../lib/log/consumer-lag.ts';
 import { topicName } from '../../lib/log/topics.ts';
 import { decodeWalletEvent } from '../../lib/log/wallet-events.ts';
@@ -26,7 +27,6 @@ import type { CallbackJob } from '../../rules/wallet/bodies.ts';
 import { jobKey, planJob } from '../../rules/wallet/plan.ts';
 import { createDirectory, type Directory } from './directory.ts';
 import { type ExecutorDeps, executeJob } from './executor.ts';
-import { type CallbackClient, createCallbackClient } from './http.ts';
 import { createSagaMetrics, type SagaMetrics } from './metrics.ts';
 import { KeyedScheduler } from './scheduler.ts';
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertChromium, type BrowserSession, launchBrowser } from '../support/chromium.ts';
-import { waitFor } from '../support/processes.ts';
+import { waitFor } from '../support/poll.ts';
 import { type Stack, startStack } from './stack.ts';
 
 const SHOTS = join(tmpdir(), 'casino-browser-shots');

@@ -15,6 +15,7 @@ import { createSql } from '../../lib/db/pool.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { waitFor } from '../support/poll.ts';
 import {
   devCertDir,
   freePort,
@@ -23,7 +24,6 @@ import {
   startWebTransportEdge,
   statusOf,
   uniqueId,
-  waitFor,
 } from '../support/processes.ts';
 import { registerWallet, type WalletStack, walletEnv, walletGroups } from './wallet-stack.ts';
 

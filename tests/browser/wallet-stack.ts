@@ -5,6 +5,7 @@
  * (operator bearer, sandbox URL, read models, reconciliation with the sandbox ledger).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { newSigningSecret } from '../../lib/auth/secrets.ts';
 import { type Config, loadConfig } from '../../lib/config.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createKafka, partitionOffsets, readRange } from '../../lib/log/kafka.ts';
@@ -12,7 +13,6 @@ import { topicName } from '../../lib/log/topics.ts';
 import { decodeWalletEvent, type WalletEvent } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
 import type { RetryPolicy } from '../../rules/retry/schedule.ts';
-import { newSigningSecret } from '../../services/api/access/secrets.ts';
 import { type ReconcileReport, reconcile } from '../../services/operator-sandbox/reconcile.ts';
 import { registerSandboxOperator } from '../../services/operator-sandbox/register.ts';
 

@@ -18,8 +18,9 @@ import {
   roundsPerGame,
 } from '../support/drill.ts';
 import { sampleSum } from '../support/metrics.ts';
+import { waitFor } from '../support/poll.ts';
 import { type PrivateKafka, startPrivateKafka } from '../support/private-infra.ts';
-import { freePort, statusOf, waitFor } from '../support/processes.ts';
+import { freePort, statusOf } from '../support/processes.ts';
 import { clientProblems, type ResumingSse, resumingSse, SSE_SUBSCRIPTIONS } from '../support/resuming-sse.ts';
 
 const OUTAGE_MS = 10_000;

@@ -19,8 +19,9 @@ import {
   roundsInLog,
   roundsPerGame,
 } from '../support/drill.ts';
+import { waitFor } from '../support/poll.ts';
 import { type PrivatePostgres, startPrivatePostgres } from '../support/private-infra.ts';
-import { freePort, statusOf, waitFor } from '../support/processes.ts';
+import { freePort, statusOf } from '../support/processes.ts';
 
 const OUTAGE_MS = 10_000;
 let pg: PrivatePostgres | undefined;

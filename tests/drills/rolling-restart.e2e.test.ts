@@ -16,7 +16,8 @@ import {
   recordCount,
   roundsInLog,
 } from '../support/drill.ts';
-import { timedStop, waitFor } from '../support/processes.ts';
+import { waitFor } from '../support/poll.ts';
+import { timedStop } from '../support/processes.ts';
 import { clientProblems, type ResumingSse, resumingSse, SSE_SUBSCRIPTIONS } from '../support/resuming-sse.ts';
 
 const DRAIN_MS = 1500;

@@ -10,10 +10,11 @@ import { type Config, loadConfig } from '../../lib/config.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createKafka, partitionOffsets, readRange } from '../../lib/log/kafka.ts';
+import { decodeRound } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { decodeRound } from '../../rules/rounds/round.ts';
-import { freePort, type Service, startService, statusOf, uniqueId, waitFor } from './processes.ts';
+import { waitFor } from './poll.ts';
+import { freePort, type Service, startService, statusOf, uniqueId } from './processes.ts';
 
 export interface DrillEnv {
   readonly config: Config;

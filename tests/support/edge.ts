@@ -3,17 +3,20 @@
  * appending RoundFinished records, and an in-process edge on free ports. Everything opened is
  * closed by `close()`.
  */
+
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
-import { syntheticRound } from '../../bench/lib.ts';
 import { appendKeyEvent, type KeyEvent } from '../../lib/auth/key-events.ts';
 import { type Config, loadConfig } from '../../lib/config.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
+import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
-import { encodeRound, type RoundFinished } from '../../rules/rounds/round.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
 import { buildEdge, type Edge, type Transport } from '../../services/edge/edge.ts';
+import { until } from './poll.ts';
+import { syntheticRound } from './rounds-fixture.ts';
 
 const GAME_INDEX: Record<GameSlug, number> = { crash: 0, double: 1, slot: 2, 'wall-street': 3 };
 
@@ -106,15 +109,6 @@ export async function untilKey(edge: Edge, keyId: string, want: 'live' | 'revoke
     return k === undefined ? 'gone' : k.revokedAtMs === null ? 'live' : 'revoked';
   };
   await until(() => state() === want, 5_000, `key ${keyId} ${want}`);
-}
-
-/** Resolves when `check()` holds, polling every 20 ms. @throws after `timeoutMs` naming `what`. */
-export async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** A metric's value from the edge's registry (0 when the label set has no sample yet). */

@@ -15,13 +15,13 @@ import { createLogger } from '../../lib/logger.ts';
 import { createStreamAccess } from '../../lib/stream/access.ts';
 import { FanOutHub } from '../../lib/stream/hub.ts';
 import { createEdgeMetrics, type EdgeMetrics } from '../../lib/stream/metrics.ts';
-import type { EdgeContext } from '../../services/edge/edge.ts';
 import { createGrpcTransport, type GrpcTransport } from '../../services/edge/transports/grpc/grpc.ts';
 import {
   createDataStreamClient,
   type DataStreamClient,
   type RoundMsg,
 } from '../../services/edge/transports/grpc/proto.ts';
+import type { EdgeContext } from '../../services/edge/transports/transport.ts';
 
 export interface TestGrpc {
   readonly transport: GrpcTransport;
@@ -171,13 +171,4 @@ export function track(call: ClientReadableStream<RoundMsg>): OpenStream {
       });
     },
   };
-}
-
-/** Polls `check` every 20 ms until it returns true; rejects after `timeoutMs`. */
-export async function until(check: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timeout waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }

@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { waitFor } from './poll.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -96,29 +97,6 @@ export function startProcess(command: string, args: readonly string[], env: Reco
       return r;
     },
   };
-}
-
-/** Polls `check` every `intervalMs` until it returns a value other than undefined, or throws after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 60_000,
-  intervalMs = 250,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastErr: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      lastErr = err;
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`,
-  );
 }
 
 /** Starts the Deno WebTransport edge (WT_EDGE_ARGS) with `env` added, output captured as by startService. */

@@ -10,10 +10,11 @@ import { type Config, loadConfig } from '../../lib/config.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
+import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { GAMES, type GameSlug, gameBySlug } from '../../rules/games/catalog.ts';
-import { encodeRound, type RoundFinished, type RoundResult } from '../../rules/rounds/round.ts';
+import type { RoundFinished, RoundResult } from '../../rules/rounds/round.ts';
 import { type Service, startService } from './processes.ts';
 
 const RESULTS: Record<GameSlug, (seq: number) => RoundResult> = {

@@ -23,7 +23,7 @@ import { READ_MODELS } from '../../services/projector/rebuild/models.ts';
 import { checkpointsIn } from '../../services/projector/rebuild/shadow.ts';
 import { buildWalletProjector } from '../../services/projector/wallet/projector.ts';
 import { type AccessTestApi, startAccessTestApi } from './access.ts';
-import { waitFor } from './processes.ts';
+import { waitFor } from './poll.ts';
 import { roundMessage, sampleRound } from './projector.ts';
 import { placed, succeeded } from './settlement.ts';
 

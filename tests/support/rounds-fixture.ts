@@ -1,5 +1,5 @@
 /**
- * Hand-made rounds for the gRPC and proxy tests (not a test file): valid RoundFinished values of
+ * Hand-made rounds for tests and benchmarks (not a test file): valid RoundFinished values of
  * each game with a chosen sequence and value, and read-model rows written as the projector does.
  */
 import type { Sql } from '../../lib/db/pool.ts';
@@ -54,5 +54,53 @@ export async function insertRounds(sql: Sql, rounds: readonly RoundFinished[]): 
     await sql`
       update games set last_round = ${r.round_id}, last_update = ${finished}
       where id = ${r.game_id} and (last_round is null or last_round < ${r.round_id})`;
+  }
+}
+
+/** A valid RoundFinished of game `i % 4` with sequence `seq` (no proof), finished at `at` ms. */
+export function syntheticRound(i: number, seq: number, at: number): RoundFinished {
+  const k = i % 4;
+  const base = { type: 'RoundFinished', finished_at: at, proof: null } as const;
+  switch (k) {
+    case 0:
+      return {
+        ...base,
+        round_id: 1e12 + seq,
+        game_id: 1,
+        game_slug: 'crash',
+        game_type: 'multiplier',
+        result: { game: 'crash', point: (1 + (seq % 500) / 100).toFixed(2) },
+      };
+    case 1:
+      return {
+        ...base,
+        round_id: 2e12 + seq,
+        game_id: 2,
+        game_slug: 'double',
+        game_type: 'color',
+        result: {
+          game: 'double',
+          color: seq % 15 === 0 ? 'white' : seq % 15 <= 7 ? 'red' : 'black',
+          number: seq % 15,
+        },
+      };
+    case 2:
+      return {
+        ...base,
+        round_id: 3e12 + seq,
+        game_id: 3,
+        game_slug: 'slot',
+        game_type: 'slots',
+        result: { game: 'slot', reels: ['cherry', 'bell', 'seven'], multiplier: '0.00' },
+      };
+    default:
+      return {
+        ...base,
+        round_id: 4e12 + seq,
+        game_id: 4,
+        game_slug: 'wall-street',
+        game_type: 'trending',
+        result: { game: 'wall-street', trending: seq % 2 ? 'up' : 'down' },
+      };
   }
 }

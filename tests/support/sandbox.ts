@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Config, loadConfig } from '../../lib/config.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import type { Sql } from '../../lib/db/pool.ts';
+import { signHeaders } from '../../lib/http/callback-client.ts';
 import type { BetContext } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { DEFAULT_RETRY_POLICY } from '../../rules/retry/schedule.ts';
@@ -19,7 +20,6 @@ import {
   SANDBOX_MIGRATIONS_DIR,
 } from '../../services/operator-sandbox/app.ts';
 import { FORM_A_PATHS } from '../../services/operator-sandbox/callbacks.ts';
-import { signHeaders } from '../../services/wallet-saga/http.ts';
 
 export interface Reply {
   readonly status: number;

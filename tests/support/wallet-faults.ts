@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import type { ReconcileReport } from '../../services/operator-sandbox/reconcile.ts';
 import type { StackWithWallet } from '../browser/stack.ts';
-import { waitFor } from './processes.ts';
+import { waitFor } from './poll.ts';
 import { ledger, newPlayer, type Player, placeBet, playerBalance } from './wallet-players.ts';
 
 /** Stake of every bet of the scenarios, major units. */

@@ -13,7 +13,8 @@ import { type Config, loadConfig } from '../../lib/config.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { devCertDir, waitFor as pollUntil, startWebTransportEdge, uniqueId } from './processes.ts';
+import { waitFor as pollUntil } from './poll.ts';
+import { devCertDir, startWebTransportEdge, uniqueId } from './processes.ts';
 
 /** What a WebTransport e2e test runs its edge against; `close()` undoes all of it. */
 export interface WtTestBed {

@@ -7,8 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../../../lib/db/pool.ts';
+import { signHeaders } from '../../../lib/http/callback-client.ts';
 import { toDecimalString } from '../../../rules/money/money.ts';
-import { signHeaders } from '../../wallet-saga/http.ts';
 import { BadGatewayError } from '../errors.ts';
 import type { OperatorRow, PlayerSession } from './guards.ts';
 import { DEMO_START_MINOR } from './request-access.ts';

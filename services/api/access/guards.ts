@@ -7,10 +7,10 @@
 import type { FastifyRequest } from 'fastify';
 import { credentialFromHeaders } from '../../../lib/auth/credentials.ts';
 import type { KeyLookup } from '../../../lib/auth/key-table.ts';
+import { bearerOf, sha256 } from '../../../lib/auth/secrets.ts';
 import { authenticate } from '../../../lib/auth/verifier.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { AuthError } from '../errors.ts';
-import { bearerOf, sha256 } from './secrets.ts';
 
 /** How long an opened player session lasts (docs/decisions.md "Issue 5"), ms. */
 export const PLAY_TTL_MS = 12 * 3600 * 1000;

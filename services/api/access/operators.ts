@@ -6,12 +6,12 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { KeyLookup } from '../../../lib/auth/key-table.ts';
+import { newOperatorId, newOperatorToken, newSigningSecret, sha256 } from '../../../lib/auth/secrets.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { NotFoundError } from '../errors.ts';
 import { type OperatorRow, requireAdmin } from './guards.ts';
 import { createOperatorBody, parseInput } from './input.ts';
 import { adminSchemas } from './schemas.ts';
-import { newOperatorId, newOperatorToken, newSigningSecret, sha256 } from './secrets.ts';
 
 /** An operator as the admin routes show it: everything but the token hash and the signing secret. */
 export function operatorView(o: OperatorRow) {

@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Producer } from 'kafkajs';
+import { newPlayerToken, sha256 } from '../../../lib/auth/secrets.ts';
 import type { Config } from '../../../lib/config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { appendAccessEvent } from '../../../lib/log/wallet-events.ts';
@@ -16,7 +17,6 @@ import { type fetchOperatorBalance, playerBalance } from './balance.ts';
 import { requirePlayer } from './guards.ts';
 import { openBody, parseInput } from './input.ts';
 import { playSchemas } from './schemas.ts';
-import { newPlayerToken, sha256 } from './secrets.ts';
 
 export interface PlayDeps {
   readonly config: Pick<Config, 'kafka'>;

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Producer } from 'kafkajs';
+import { newLaunchCode, newSessionToken, sha256 } from '../../../lib/auth/secrets.ts';
 import type { Config } from '../../../lib/config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { appendAccessEvent, type SessionCreated } from '../../../lib/log/wallet-events.ts';
@@ -17,7 +18,6 @@ import { NotFoundError } from '../errors.ts';
 import { requireOperator } from './guards.ts';
 import { parseInput, requestAccessBody } from './input.ts';
 import { sessionSchemas } from './schemas.ts';
-import { newLaunchCode, newSessionToken, sha256 } from './secrets.ts';
 
 /** Virtual starting balance of a demo session that names none, minor units (1000.00). */
 export const DEMO_START_MINOR = 100_000;

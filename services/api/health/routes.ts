@@ -4,30 +4,12 @@
  * a load balancer stops sending traffic to an instance that would answer 503.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { checkDatabase } from '../../../lib/db/health.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { UNAVAILABLE_TEXT } from '../errors.ts';
 
 /** Default time the database gets to answer a readiness probe, in ms. */
 export const READY_TIMEOUT_MS = 1000;
-
-export type DatabaseCheck = { ok: true } | { ok: false; reason: string };
-
-/** Runs `select 1`; never throws. A slow database counts as down after `timeoutMs` ms. */
-export async function checkDatabase(sql: Sql, timeoutMs: number): Promise<DatabaseCheck> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<DatabaseCheck>((resolve) => {
-    timer = setTimeout(() => resolve({ ok: false, reason: `no answer within ${timeoutMs} ms` }), timeoutMs);
-  });
-  const probe = sql`select 1`.then(
-    (): DatabaseCheck => ({ ok: true }),
-    (err: unknown): DatabaseCheck => ({ ok: false, reason: (err as Error).message || String(err) }),
-  );
-  try {
-    return await Promise.race([probe, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const checks = {
   type: 'object',

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOffsets, readRange } from '../../../lib/log/kafka.ts';
+import { decodeRound } from '../../../lib/log/rounds-codec.ts';
 import { topicName } from '../../../lib/log/topics.ts';
-import { decodeRound } from '../../../rules/rounds/round.ts';
 import { insertRounds } from '../../../tests/support/api.ts';
 import { type AuthTestApi, startAuthTestApi } from '../../../tests/support/auth.ts';
 

@@ -12,8 +12,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Producer } from 'kafkajs';
 import type { Config } from '../../../lib/config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
+import { encodeRound } from '../../../lib/log/rounds-codec.ts';
 import { topicName } from '../../../lib/log/topics.ts';
-import { encodeRound, extrasOf, type RoundFinished, roundValue } from '../../../rules/rounds/round.ts';
+import { extrasOf, type RoundFinished, roundValue } from '../../../rules/rounds/round.ts';
 import { ConflictError, InvalidInputError } from '../errors.ts';
 import { parseRoundPost } from './input.ts';
 

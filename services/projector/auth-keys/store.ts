@@ -3,8 +3,9 @@
  * checkpoint (same pattern and reasons as services/projector/rounds/store.ts). Idempotent: replaying a
  * batch leaves the same rows, and the checkpoint never moves back.
  */
+
+import { type CheckpointKey, checkpointUpsert } from '../../../lib/db/checkpoints.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
-import { type CheckpointKey, checkpointUpsert } from '../rounds/store.ts';
 import type { KeyPatch } from './projection.ts';
 
 // Booleans go as text[] and are cast per element: postgres.js does not serialise a boolean[] parameter.

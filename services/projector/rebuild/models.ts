@@ -2,17 +2,17 @@
  * The read models a rebuild knows (issue 6 item 1): which projection checkpoint, topic and tables
  * each one owns, which columns do not come from the log, and how a range of records of one
  * partition is written into a schema. The writers are the live projectors' own pure folds and
- * one-statement stores (their ProjectionSpec: rows and checkpoint together, in the live chunks),
+ * one-statement stores (their ConsumerSpec: rows and checkpoint together, in the live chunks),
  * called on a pool whose search_path is the shadow schema, so a rebuilt table is produced by
  * exactly the code that keeps the live one.
  */
 import type { KafkaMessage } from 'kafkajs';
+import type { CheckpointKey } from '../../../lib/db/checkpoints.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
-import { chunksOf, type ProjectionSpec } from '../../../lib/log/projection-spec.ts';
+import { type ConsumerSpec, chunksOf, decodeAll, writeIsolating } from '../../../lib/log/consumer-spec.ts';
 import type { TopicKey } from '../../../lib/log/topics.ts';
 import { authKeysProjection } from '../auth-keys/projector.ts';
 import { roundsProjection } from '../projector.ts';
-import type { CheckpointKey } from '../rounds/store.ts';
 import { walletProjection } from '../wallet/projector.ts';
 
 /** What writing one range did. */
@@ -55,7 +55,7 @@ export interface ReadModel {
  * the checkpoint of its last record; the last one's is `next`).
  */
 async function applyRange<E>(
-  spec: ProjectionSpec<E>,
+  spec: ConsumerSpec<E>,
   sql: Sql,
   key: CheckpointKey,
   messages: readonly KafkaMessage[],
@@ -63,24 +63,29 @@ async function applyRange<E>(
 ): Promise<ApplyResult> {
   let events = 0;
   let skipped = 0;
+  const topicKey = spec.topics[0] as TopicKey;
   for (const chunk of chunksOf(messages, spec.chunkSize, next)) {
-    const decoded = spec.decode(chunk.messages);
-    await spec.write(sql, key, decoded.events, chunk.next);
-    events += decoded.events.length;
-    skipped += decoded.undecodable.length;
+    const { items, poison } = decodeAll(spec, topicKey, chunk.messages);
+    // A record the live consumer dead-lettered (Postgres refused it) is skipped here too.
+    let refused = 0;
+    await writeIsolating(spec, sql, { ...key, topicKey }, items, chunk.next, async () => {
+      refused += 1;
+    });
+    events += items.length - refused;
+    skipped += poison.length + refused;
   }
   return { events, skipped };
 }
 
 /** The read model written by `spec`. */
 function readModelOf<E>(
-  spec: ProjectionSpec<E>,
+  spec: ConsumerSpec<E>,
   m: Pick<ReadModel, 'name' | 'description' | 'tables' | 'carried'>,
 ): ReadModel {
   return {
     ...m,
     projection: spec.name,
-    topic: spec.topic,
+    topic: spec.topics[0] as TopicKey,
     apply: (sql, key, messages, next) => applyRange(spec, sql, key, messages, next),
   };
 }

@@ -14,7 +14,7 @@ import { createSql } from '../../../lib/db/pool.ts';
 import { partitionOffsets } from '../../../lib/log/kafka.ts';
 import { topicName } from '../../../lib/log/topics.ts';
 import { createLogger } from '../../../lib/logger.ts';
-import { waitFor } from '../../../tests/support/processes.ts';
+import { waitFor } from '../../../tests/support/poll.ts';
 import {
   appendBets,
   appendRounds,

@@ -1,8 +1,8 @@
 import type { IHeaders, KafkaMessage } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { encodeRound } from '../../../rules/rounds/round.ts';
+import { encodeRound } from '../../../lib/log/rounds-codec.ts';
 import { sampleRound } from '../../../tests/support/projector.ts';
-import { DLQ_HEADERS, deadLetterMessage, decodeMessages } from './decode.ts';
+import { decodeMessages } from './decode.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const msg = (offset: number, value: Buffer | null, headers: IHeaders = {}): KafkaMessage => ({
@@ -31,25 +31,5 @@ describe('decodeMessages', () => {
       ['12', 'unknown schema id 99'],
       ['13', 'record too short (0 bytes)'],
     ]);
-  });
-});
-
-describe('deadLetterMessage', () => {
-  it('keeps key, value and headers, and adds reason and origin', () => {
-    const m = msg(42, Buffer.from('garbage'), { trace: 'abc' });
-    const out = deadLetterMessage(
-      { message: m, reason: 'bad magic byte 103' },
-      { topic: 'rounds', partition: 2, projection: 'rounds' },
-    );
-    expect(out.key).toEqual(Buffer.from('crash'));
-    expect(out.value).toEqual(Buffer.from('garbage'));
-    expect(out.headers).toEqual({
-      trace: 'abc',
-      [DLQ_HEADERS.reason]: 'bad magic byte 103',
-      [DLQ_HEADERS.topic]: 'rounds',
-      [DLQ_HEADERS.partition]: '2',
-      [DLQ_HEADERS.offset]: '42',
-      [DLQ_HEADERS.projection]: 'rounds',
-    });
   });
 });

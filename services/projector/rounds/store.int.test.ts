@@ -5,10 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../lib/config.ts';
+import { readCheckpoints } from '../../../lib/db/checkpoints.ts';
 import { migrate } from '../../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../../lib/db/pool.ts';
 import { sampleRound } from '../../../tests/support/projector.ts';
-import { type OffsetEvent, readCheckpoints, writeChunk } from './store.ts';
+import { type OffsetEvent, writeChunk } from './store.ts';
 
 const schema = `t_store_${randomBytes(4).toString('hex')}`;
 const config = loadConfig(process.env, { DATABASE_SCHEMA: schema });

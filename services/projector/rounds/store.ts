@@ -6,29 +6,9 @@
  * (connection lost while the commit was in flight) or two consumers briefly owning a partition
  * during a rebalance still leave each row once and never move the game list or checkpoint back.
  */
+import { type CheckpointKey, checkpointUpsert } from '../../../lib/db/checkpoints.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { type ProjectedEvent, projectRounds, type RoundRow } from './projection.ts';
-
-/** Identifies one checkpoint row. */
-export interface CheckpointKey {
-  readonly projection: string;
-  readonly topic: string;
-  readonly partition: number;
-}
-
-/**
- * The checkpoint upsert that every projector's one-statement write ends with, as a CTE body:
- * sets the next offset of `key`, never moving it back (a replayed or duplicated chunk leaves it
- * where it is); returns the stored offset.
- */
-export function checkpointUpsert(sql: Sql, key: CheckpointKey, nextOffset: bigint) {
-  return sql`
-    insert into projection_checkpoints (projection, topic, "partition", "offset", updated_at)
-    values (${key.projection}, ${key.topic}, ${key.partition}, ${String(nextOffset)}, now())
-    on conflict (projection, topic, "partition") do update
-      set "offset" = greatest(projection_checkpoints."offset", excluded."offset"), updated_at = now()
-    returning "offset"`;
-}
 
 /** A decoded event at its log offset. */
 export interface OffsetEvent {
@@ -44,18 +24,6 @@ export interface ChunkResult {
   readonly inserted: number;
   /** The stored checkpoint after commit (next offset to read); never lower than before. */
   readonly checkpoint: bigint;
-}
-
-/** Stored checkpoints (next offset to read) of `projection` on `topic`, by partition. */
-export async function readCheckpoints(
-  sql: Sql,
-  projection: string,
-  topic: string,
-): Promise<Map<number, bigint>> {
-  const rows = await sql<{ partition: number; offset: string }[]>`
-    select "partition", "offset"::text as "offset" from projection_checkpoints
-    where projection = ${projection} and topic = ${topic}`;
-  return new Map(rows.map((r) => [r.partition, BigInt(r.offset)]));
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BetContext, WalletEvent } from '../../../lib/log/wallet-events.ts';
 import { createLogger } from '../../../lib/logger.ts';
-import { waitFor } from '../../../tests/support/processes.ts';
+import { waitFor } from '../../../tests/support/poll.ts';
 import {
   createWalletTestEnv,
   placed,

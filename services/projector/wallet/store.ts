@@ -9,8 +9,9 @@
  * so demo balances are computed from the stored rows outside this batch plus the rows the upsert
  * returns.
  */
+
+import { type CheckpointKey, checkpointUpsert } from '../../../lib/db/checkpoints.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
-import { type CheckpointKey, checkpointUpsert } from '../rounds/store.ts';
 import { type BalanceEntry, DEMO_START_MINOR, ROUND_RANK, STATUS_RANK, type TxPatch } from './projection.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -1,7 +1,8 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../../lib/logger.ts';
-import { startTestGrpc, type TestGrpc, until } from '../../../../tests/support/grpc.ts';
+import { startTestGrpc, type TestGrpc } from '../../../../tests/support/grpc.ts';
+import { until } from '../../../../tests/support/poll.ts';
 import { deliveryOf, mkRound } from '../../../../tests/support/rounds-fixture.ts';
 import { createGrpcProxyTransport } from './grpc-proxy.ts';
 import { grpcProxyPlugin } from './plugin.ts';

@@ -4,8 +4,8 @@
  * list). It has no listener of its own.
  */
 import { closeSpread } from '../../../../lib/stream/drain.ts';
-import type { EdgeContext, Transport } from '../../edge.ts';
 import type { GrpcTransport } from '../grpc/grpc.ts';
+import type { EdgeContext, Transport } from '../transport.ts';
 import { grpcProxyPlugin } from './plugin.ts';
 import type { Relay } from './relay.ts';
 

@@ -8,9 +8,9 @@ import {
   round,
   startEdge,
   type TestLog,
-  until,
 } from '../../../../tests/support/edge.ts';
 import { track, unary } from '../../../../tests/support/grpc.ts';
+import { until } from '../../../../tests/support/poll.ts';
 import type { Edge } from '../../edge.ts';
 import { createGrpcProxyTransport } from '../grpc-proxy/grpc-proxy.ts';
 import { createGrpcTransport, type GrpcTransport } from './grpc.ts';

@@ -11,7 +11,8 @@ import {
 import { loadSync } from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGrpc, type TestGrpc, track, unary, until } from '../../../../tests/support/grpc.ts';
+import { startTestGrpc, type TestGrpc, track, unary } from '../../../../tests/support/grpc.ts';
+import { until } from '../../../../tests/support/poll.ts';
 import { deliveryOf, mkRound } from '../../../../tests/support/rounds-fixture.ts';
 import { LOADER_OPTIONS } from './proto.ts';
 

@@ -1,7 +1,8 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { toStreamForm } from '../../../../rules/rounds/round.ts';
-import { startTestGrpc, type TestGrpc, track, unary, until } from '../../../../tests/support/grpc.ts';
+import { startTestGrpc, type TestGrpc, track, unary } from '../../../../tests/support/grpc.ts';
+import { until } from '../../../../tests/support/poll.ts';
 import { deliveryOf, insertRounds, mkRound, T0 } from '../../../../tests/support/rounds-fixture.ts';
 import type { RoundMsg } from './proto.ts';
 

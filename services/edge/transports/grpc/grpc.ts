@@ -11,7 +11,7 @@ import { loadSync } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { closeSpread } from '../../../../lib/stream/drain.ts';
-import type { EdgeContext, Transport } from '../../edge.ts';
+import type { EdgeContext, Transport } from '../transport.ts';
 import { dataStreamService, LOADER_OPTIONS, loadDataStream, SERVICE_NAME } from './proto.ts';
 import { createHandlers } from './service.ts';
 import type { GrpcStreamSubscription } from './stream.ts';

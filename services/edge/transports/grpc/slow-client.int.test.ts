@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { credentials, makeClientConstructor, type ServiceDefinition, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delivery } from '../../../../lib/stream/hub.ts';
-import { startTestGrpc, type TestGrpc, track, until } from '../../../../tests/support/grpc.ts';
+import { startTestGrpc, type TestGrpc, track } from '../../../../tests/support/grpc.ts';
+import { until } from '../../../../tests/support/poll.ts';
 import { deliveryOf, mkRound } from '../../../../tests/support/rounds-fixture.ts';
 import {
   type DataStreamClient,

@@ -1,8 +1,8 @@
 import { constants as http2 } from 'node:http2';
 import { type ServiceDefinition, type StatusObject, status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { syntheticRound } from '../../../../bench/lib.ts';
 import { Delivery, type Selection } from '../../../../lib/stream/hub.ts';
+import { syntheticRound } from '../../../../tests/support/rounds-fixture.ts';
 import { parseFilter, type RoundFilter } from './filter.ts';
 import { loadDataStream, SERVICE_NAME } from './proto.ts';
 import { GrpcStreamSubscription, OVERFLOW_DETAILS, resetHttp2Stream, type StreamCall } from './stream.ts';

@@ -9,10 +9,10 @@
  */
 import type { Kafka } from 'kafkajs';
 import { readRange } from '../../../../lib/log/kafka.ts';
+import { decodeRound } from '../../../../lib/log/rounds-codec.ts';
 import type { Logger } from '../../../../lib/logger.ts';
 import { Delivery, type Selection, type Subscription, slugsOf } from '../../../../lib/stream/hub.ts';
 import type { GameSlug } from '../../../../rules/games/catalog.ts';
-import { decodeRound } from '../../../../rules/rounds/round.ts';
 import type { Position } from './event-id.ts';
 
 /** Rounds kept per game in memory for resumes (about 4 games x 1000 x 1 KB). */

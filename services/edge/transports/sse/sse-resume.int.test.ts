@@ -12,8 +12,8 @@ import {
   round,
   startEdge,
   type TestLog,
-  until,
 } from '../../../../tests/support/edge.ts';
+import { until } from '../../../../tests/support/poll.ts';
 import { openSse, type SseClient } from '../../../../tests/support/sse-client.ts';
 import type { Edge } from '../../edge.ts';
 import { createSseTransport } from './sse.ts';

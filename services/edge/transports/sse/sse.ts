@@ -37,7 +37,7 @@ import {
   selectionLabel,
 } from '../../../../lib/stream/selection.ts';
 import type { GameSlug } from '../../../../rules/games/catalog.ts';
-import type { EdgeContext, Transport } from '../../edge.ts';
+import type { EdgeContext, Transport } from '../transport.ts';
 import { type Position, parseEventId } from './event-id.ts';
 import { RecentRounds, readMissed } from './resume.ts';
 import { SseSubscriber, sanitizer } from './subscriber.ts';

@@ -9,9 +9,9 @@ import {
   round,
   startEdge,
   type TestLog,
-  until,
   untilKey,
 } from '../../../../tests/support/edge.ts';
+import { until } from '../../../../tests/support/poll.ts';
 import type { Edge } from '../../edge.ts';
 import { createWsTransport, DRAIN_CLOSE, MAX_PAYLOAD_BYTES, SLOW_CLOSE, TOO_BIG_CLOSE } from './ws.ts';
 

@@ -23,7 +23,7 @@ import { HTTP_ERROR } from '../../../../lib/stream/access.ts';
 import { closeSpread } from '../../../../lib/stream/drain.ts';
 import type { Delivery, Selection, Subscription } from '../../../../lib/stream/hub.ts';
 import { parseStreamPath, selectionLabel } from '../../../../lib/stream/selection.ts';
-import type { EdgeContext, Transport } from '../../edge.ts';
+import type { EdgeContext, Transport } from '../transport.ts';
 import { loadNativeUws, type Uws } from './uws.ts';
 
 /** Largest client frame ignored, bytes; clients have nothing to send, so small. */

@@ -4,10 +4,10 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../../lib/logger.ts';
-import { type AuthTestApi, startAuthTestApi } from '../../../tests/support/auth.ts';
-import { buildAuthKeysProjector } from '../../projector/auth-keys/projector.ts';
-import { startLastUsedWriter } from './last-used.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { startLastUsedWriter } from '../../services/api/auth/last-used.ts';
+import { buildAuthKeysProjector } from '../../services/projector/auth-keys/projector.ts';
+import { type AuthTestApi, startAuthTestApi } from '../support/auth.ts';
 
 let t: AuthTestApi;
 const logLines: string[] = [];

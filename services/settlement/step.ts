@@ -4,7 +4,7 @@
  * outbox entries the batch confirms (our own events read back from the log). No I/O; `now` is Unix ms.
  */
 import { encodeEvent, type WalletEvent, walletKey } from '../../lib/log/wallet-events.ts';
-import { type BetState, betTxIdOf, decide, evolve, type FinishedRound } from './settle.ts';
+import { type BetState, betTxIdOf, decide, evolve, type FinishedRound } from '../../rules/bets/settle.ts';
 
 /** Key of a round in the maps below. */
 export const roundKey = (game: string, roundId: number): string => `${game}:${roundId}`;

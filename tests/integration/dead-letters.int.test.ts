@@ -6,18 +6,22 @@
  * malformed arguments, a missing topic) is refused with a clear message and appends nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deadLetterMessage } from '../../lib/log/dead-letter.ts';
 import { partitionOffsets, readRange } from '../../lib/log/kafka.ts';
+import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { encodeEvent, type WalletEvent } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { encodeRound } from '../../rules/rounds/round.ts';
-import { waitFor } from '../../tests/support/processes.ts';
-import { createTestEnv, roundMessage, sampleRound, type TestEnv } from '../../tests/support/projector.ts';
-import { placed } from '../../tests/support/settlement.ts';
-import { buildRoundsProjector, ROUNDS_PROJECTION, type RoundsProjector } from '../projector/projector.ts';
-import { deadLetterMessage } from '../projector/rounds/decode.ts';
-import { replayParked } from '../wallet-saga/replay.ts';
-import { runDeadLettersCli } from './cli.ts';
+import { runDeadLettersCli } from '../../services/dead-letters/cli.ts';
+import { replayParked } from '../../services/dead-letters/wallet-replay.ts';
+import {
+  buildRoundsProjector,
+  ROUNDS_PROJECTION,
+  type RoundsProjector,
+} from '../../services/projector/projector.ts';
+import { waitFor } from '../support/poll.ts';
+import { createTestEnv, roundMessage, sampleRound, type TestEnv } from '../support/projector.ts';
+import { placed } from '../support/settlement.ts';
 
 let e: TestEnv;
 let projector: RoundsProjector;

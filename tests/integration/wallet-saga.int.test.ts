@@ -1,11 +1,14 @@
 /**
  * The wallet saga against the real broker and Postgres and a real HTTP operator
- * (test-support.ts). One partition, so every player shares it (the head-of-line case).
+ * (tests/support/wallet-saga.ts), and the dead-letter replay that re-drives a parked win. One partition, so every player shares it (the head-of-line case).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOpsServerFor } from '../../lib/http/ops.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { samplesOf, sampleValue } from '../../tests/support/metrics.ts';
-import { waitFor } from '../../tests/support/processes.ts';
+import { replayParked } from '../../services/dead-letters/wallet-replay.ts';
+import { buildWalletSaga, type WalletSaga } from '../../services/wallet-saga/saga.ts';
+import { samplesOf, sampleValue } from '../support/metrics.ts';
+import { waitFor } from '../support/poll.ts';
 import {
   betPlaced,
   betWon,
@@ -14,10 +17,7 @@ import {
   startSagaEnv,
   startTestOperator,
   type TestOperator,
-} from '../../tests/support/wallet-saga.ts';
-import { startOpsServer } from '../projector/ops-http.ts';
-import { replayParked } from './replay.ts';
-import { buildWalletSaga, type WalletSaga } from './saga.ts';
+} from '../support/wallet-saga.ts';
 
 let op: TestOperator;
 let env: SagaEnv;
@@ -200,8 +200,8 @@ describe('wallet saga', () => {
   });
 
   it('serves /health, /ready and /metrics: callbacks, retries, parked, consumer lag', async () => {
-    const ops = await startOpsServer(saga, '127.0.0.1', 0);
-    const idle = startOpsServer(
+    const ops = await startOpsServerFor(saga, '127.0.0.1', 0);
+    const idle = startOpsServerFor(
       buildWalletSaga({
         config: env.config,
         kafka: env.kafka,

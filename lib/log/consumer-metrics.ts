@@ -1,46 +1,46 @@
 /**
- * Prometheus metrics of the projector process (STYLE.md §12), shared by its three projections
- * (rounds, auth-keys, wallet) in one registry, each series labelled with its `projection` and
- * `topic`. Consumer lag per partition is the common `kafka_consumer_lag` (lib/log/consumer-lag.ts,
- * consumer `projector-<projection>`), not a metric of its own.
+ * Prometheus metrics of the checkpointed consumers (STYLE.md §12; checkpointed-consumer.ts), shared
+ * by every consumer of one process in one registry, each series labelled with its `projection`
+ * (the consumer's checkpoint name: rounds, auth-keys, wallet, settlement) and `topic`. The names
+ * keep their `projector_` prefix from when only projectors had them (dashboards query them).
+ * Consumer lag per partition is the common `kafka_consumer_lag` (consumer-lag.ts), not a metric
+ * of its own.
  */
 import type { Admin } from 'kafkajs';
 import { Counter, Histogram, type Registry } from 'prom-client';
-import { createServiceRegistry } from '../../lib/metrics.ts';
+import { createServiceRegistry } from '../metrics.ts';
 
 type Labels = 'projection' | 'topic';
 
-export interface ProjectorMetrics {
+export interface ConsumerMetrics {
   readonly registry: Registry;
   /** Records per Kafka batch handed to a projection. */
   readonly batchSize: Histogram<Labels>;
   /** Events written to the read model in committed transactions. */
   readonly projected: Counter<Labels>;
-  /** Undecodable records sent to the dead-letter topic (rounds). */
+  /** Records that can never be written (undecodable, or refused by Postgres) sent to the dead-letter topic. */
   readonly deadLettered: Counter<Labels>;
-  /** Undecodable records logged and skipped (auth-keys, wallet: their topics have no projector dead-letter). */
-  readonly skipped: Counter<Labels>;
   /** Failed Postgres calls (each one is retried). */
   readonly dbFailures: Counter<Labels>;
   /** Seconds per committed write (one atomic statement each). */
   readonly txSeconds: Histogram<Labels>;
 }
 
-const byRegistry = new WeakMap<Registry, ProjectorMetrics>();
+const byRegistry = new WeakMap<Registry, ConsumerMetrics>();
 
 /**
- * The projector metrics of `registry`, created on the first call and shared by later ones (the
- * three projections of one process register once). Without a registry: a new one with the
- * process metrics and `service="projector"`.
+ * The consumer metrics of `registry`, created on the first call and shared by later ones (the
+ * consumers of one process register once). Without a registry: a new one with the process metrics
+ * and `service=<service>`.
  */
-export function createProjectorMetrics(
+export function createConsumerMetrics(
   registry: Registry = createServiceRegistry('projector'),
-): ProjectorMetrics {
+): ConsumerMetrics {
   const known = byRegistry.get(registry);
   if (known) return known;
   const labelNames = ['projection', 'topic'] as const;
   const registers = [registry];
-  const metrics: ProjectorMetrics = {
+  const metrics: ConsumerMetrics = {
     registry,
     batchSize: new Histogram({
       name: 'projector_batch_size',
@@ -57,13 +57,7 @@ export function createProjectorMetrics(
     }),
     deadLettered: new Counter({
       name: 'projector_records_dead_lettered_total',
-      help: 'Undecodable records sent to the dead-letter topic',
-      labelNames,
-      registers,
-    }),
-    skipped: new Counter({
-      name: 'projector_records_skipped_total',
-      help: 'Undecodable records logged and skipped (topics without a projector dead-letter topic)',
+      help: 'Records that can never be written (undecodable, or refused by Postgres) sent to the dead-letter topic',
       labelNames,
       registers,
     }),

@@ -12,8 +12,8 @@
 import type { Kafka } from 'kafkajs';
 import type { Config } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { DeadLetterError } from '../dead-letters/errors.ts';
-import { replayDeadLetters } from '../dead-letters/replay.ts';
+import { DeadLetterError } from './errors.ts';
+import { replayDeadLetters } from './replay.ts';
 
 export interface ReplayOptions {
   readonly config: Pick<Config, 'kafka' | 'walletSaga'>;
