@@ -101,7 +101,12 @@ describe('Postgres outage during a replay', () => {
         15_000,
         50,
       );
-      expect(projector.status()).toEqual({ consumer: true, database: false });
+      // /ready says why it waits (issue 10 item 2).
+      expect(projector.status()).toEqual({
+        consumer: true,
+        database: false,
+        waiting: expect.stringMatching(/^postgres: /),
+      });
       const during = await rowCount();
       // Records appended while the database is away are projected once it is back.
       if (outage === 2) {
