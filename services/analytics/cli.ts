@@ -154,7 +154,7 @@ export async function runAnalytics(argv: readonly string[], io: CliIo): Promise<
     if (o.format === 'json') io.out(`${JSON.stringify(report, null, 2)}\n`);
     else io.out(o.format === 'csv' ? toCsv(report) : toTable(report));
     if (o.charts) {
-      const paths = writeCharts(o.charts, report);
+      const paths = await writeCharts(o.charts, report);
       io.err(`wrote ${paths.length} charts: ${paths.join(', ')}`);
     }
     if (report.fairness.failed > 0) {
