@@ -15,7 +15,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../lib/config.ts';
 import { createKafka, readRange } from '../lib/log/kafka.ts';
 import { decodeRound, encodeRound } from '../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../lib/log/topics.ts';
@@ -26,6 +25,7 @@ import { ProofChecker } from '../services/analytics/proofs.ts';
 import { replayRounds } from '../services/analytics/replay.ts';
 import { RoundStats } from '../services/analytics/stats/index.ts';
 import { chainSource, RoundMaker } from '../tests/support/analytics.ts';
+import { loadConfig } from '../tests/support/config.ts';
 import { uniqueId } from '../tests/support/processes.ts';
 import { report } from './lib.ts';
 

@@ -7,10 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Admin, Producer } from 'kafkajs';
 import { appendKeyEvent, type KeyCreated } from '../lib/auth/key-events.ts';
-import { type Config, loadConfig } from '../lib/config.ts';
 import { createKafka } from '../lib/log/kafka.ts';
 import { ensureTopics } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
+import { type Config, loadConfig } from '../tests/support/config.ts';
 import { uniqueId } from '../tests/support/processes.ts';
 
 export interface BenchNamespace {

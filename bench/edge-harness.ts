@@ -7,11 +7,11 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Producer } from 'kafkajs';
-import { type Config, loadConfig } from '../lib/config.ts';
 import { createKafka } from '../lib/log/kafka.ts';
 import { encodeRound } from '../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
+import { type Config, loadConfig } from '../tests/support/config.ts';
 import { sampleValue } from '../tests/support/metrics.ts';
 import { waitFor } from '../tests/support/poll.ts';
 import { freePort, type Service, startProcess, uniqueId } from '../tests/support/processes.ts';

@@ -9,12 +9,12 @@
  * Usage: tsx bench/main-latency.ts [--rounds 300] [--gap-ms 40]
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../lib/config.ts';
 import { createSql } from '../lib/db/pool.ts';
 import { createKafka } from '../lib/log/kafka.ts';
 import { encodeRound } from '../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
+import { loadConfig } from '../tests/support/config.ts';
 import { waitFor } from '../tests/support/poll.ts';
 import { freePort, startService, uniqueId } from '../tests/support/processes.ts';
 import { syntheticRound } from '../tests/support/rounds-fixture.ts';

@@ -10,7 +10,6 @@
  */
 import { parseArgs } from 'node:util';
 import type { Message } from 'kafkajs';
-import { loadConfig } from '../lib/config.ts';
 import { migrate } from '../lib/db/migrate.ts';
 import { createSql, type Sql } from '../lib/db/pool.ts';
 import { encode } from '../lib/log/codec.ts';
@@ -24,6 +23,7 @@ import { buildRoundsProjector } from '../services/projector/projector.ts';
 import { rebuildReadModel } from '../services/projector/rebuild/rebuild.ts';
 import { checkpointsIn } from '../services/projector/rebuild/shadow.ts';
 import { buildWalletProjector } from '../services/projector/wallet/projector.ts';
+import { loadConfig } from '../tests/support/config.ts';
 import { testKey } from '../tests/support/credentials.ts';
 import { waitFor } from '../tests/support/poll.ts';
 import { uniqueId } from '../tests/support/processes.ts';

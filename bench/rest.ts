@@ -9,10 +9,10 @@
  */
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { loadConfig } from '../lib/config.ts';
 import { migrate } from '../lib/db/migrate.ts';
 import { createSql } from '../lib/db/pool.ts';
 import { extrasOf, roundValue } from '../rules/rounds/round.ts';
+import { loadConfig } from '../tests/support/config.ts';
 import { waitFor } from '../tests/support/poll.ts';
 import { freePort, startService, uniqueId } from '../tests/support/processes.ts';
 import { syntheticRound } from '../tests/support/rounds-fixture.ts';

@@ -14,7 +14,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Admin, Kafka } from 'kafkajs';
-import { type Config, loadConfig } from '../lib/config.ts';
 import { migrate } from '../lib/db/migrate.ts';
 import { createSql, type Sql } from '../lib/db/pool.ts';
 import { createKafka } from '../lib/log/kafka.ts';
@@ -24,6 +23,7 @@ import { gameBySlug } from '../rules/games/catalog.ts';
 import type { RetryPolicy } from '../rules/retry/schedule.ts';
 import { registerSandboxOperator } from '../services/operator-sandbox/register.ts';
 import { walletEnv } from '../tests/browser/wallet-stack.ts';
+import { type Config, loadConfig } from '../tests/support/config.ts';
 import { waitFor } from '../tests/support/poll.ts';
 import { freePort, type Service, startService, statusOf, uniqueId } from '../tests/support/processes.ts';
 

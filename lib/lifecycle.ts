@@ -1,7 +1,7 @@
 /**
  * Graceful shutdown of a process (STYLE.md §1: each main.ts registers it): the first SIGINT or
  * SIGTERM runs `stop` once, then the process exits 0, or 1 when `stop` throws or does not finish
- * within `timeoutMs` (SHUTDOWN_TIMEOUT_MS, lib/config.ts). Later signals while stopping are
+ * within `timeoutMs` (SHUTDOWN_TIMEOUT_MS, lib/config/shared.ts). Later signals while stopping are
  * ignored, so a second Ctrl-C does not cut a drain short; the bound is what ends a stop that hangs
  * (a broker or database that does not answer), so a supervisor never waits for ever and the exit
  * code says the stop was not clean.

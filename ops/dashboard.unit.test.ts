@@ -11,7 +11,6 @@ import { Kafka } from 'kafkajs';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { loadConfig } from '../lib/config.ts';
 import { observeHttpRequests } from '../lib/http/metrics.ts';
 import { trackConsumerLag } from '../lib/log/consumer-lag.ts';
 import { createConsumerMetrics as createProjectorMetrics } from '../lib/log/consumer-metrics.ts';
@@ -26,6 +25,7 @@ import { createMetrics as createSandboxMetrics } from '../services/operator-sand
 import { createMetrics as createEngineMetrics } from '../services/round-engine/metrics.ts';
 import { createSettlementMetrics } from '../services/settlement/metrics.ts';
 import { createSagaMetrics } from '../services/wallet-saga/metrics.ts';
+import { loadConfig } from '../tests/support/config.ts';
 
 const HERE = import.meta.dirname;
 const logger = createLogger('dashboard-test', 'silent');

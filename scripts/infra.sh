@@ -13,7 +13,7 @@ set -euo pipefail
 # shellcheck source=scripts/_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/_common.sh"
 
-# The TS setup scripts read lib/config.ts, whose defaults assume the default ports; pass the
+# The TS setup scripts read lib/config/shared.ts, whose defaults assume the default ports; pass the
 # actual addresses when KAFKA_PORT or PGPORT move them.
 setup_env() {
   env KAFKAJS_NO_PARTITIONER_WARNING=1 \

@@ -5,14 +5,15 @@
  *
  * Usage: `tsx scripts/migrate.ts`. Exit 0 on success, 1 with the reason on stderr.
  */
-import { loadConfig } from '../lib/config.ts';
+import { configLoader } from '../lib/config/core.ts';
+import { dbSection, processSection } from '../lib/config/shared.ts';
 import { migrate } from '../lib/db/migrate.ts';
 import { createSql } from '../lib/db/pool.ts';
 import { createLogger } from '../lib/logger.ts';
 
 async function main(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger('migrate', config.logLevel);
+  const config = configLoader([dbSection, processSection])();
+  const logger = createLogger('migrate', config.process.logLevel);
   const sql = createSql(config, { max: 1 });
   try {
     const applied = await migrate(sql, config.db.schema);

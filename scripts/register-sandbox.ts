@@ -7,14 +7,17 @@
  *
  * Usage: `tsx scripts/register-sandbox.ts` after the migrations. Exit 0, or 1 with the reason.
  */
-import { loadConfig } from '../lib/config.ts';
+
 import { createSql } from '../lib/db/pool.ts';
 import { createLogger } from '../lib/logger.ts';
+import { loadBotsConfig } from '../services/bots/config.ts';
+import { loadSandboxConfig } from '../services/operator-sandbox/config.ts';
 import { registerSandboxOperator } from '../services/operator-sandbox/register.ts';
 
 async function main(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger('register-sandbox', config.logLevel);
+  // The sandbox's own settings, and the bots' BOTS_OPERATOR_FILE where the credentials go.
+  const config = { ...loadSandboxConfig(), bots: loadBotsConfig().bots };
+  const logger = createLogger('register-sandbox', config.process.logLevel);
   const sql = createSql(config, { max: 1 });
   try {
     await registerSandboxOperator(sql, config, logger);

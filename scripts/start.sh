@@ -34,7 +34,7 @@ trap 'exit 143' TERM
 
 bash scripts/infra.sh up
 
-# The services read the addresses through lib/config.ts (which defaults to the standard ports).
+# The services read the addresses through their config (lib/config/shared.ts, which defaults to the standard ports).
 # Passed to the services only: exported here, they would make `infra.sh down` in cleanup take
 # the local servers for external ones and leave them running.
 service_env=(

@@ -1,5 +1,5 @@
 /**
- * Waits until the configured broker (KAFKA_BROKERS through lib/config.ts) answers a metadata
+ * Waits until the configured broker (KAFKA_BROKERS through lib/config/shared.ts) answers a metadata
  * request, which is what clients need; an open port alone is not enough because a KRaft broker
  * listens before it has caught up with the controller.
  *
@@ -7,7 +7,8 @@
  * bad arguments (message on stderr).
  */
 import { Kafka, logLevel } from 'kafkajs';
-import { loadConfig } from '../lib/config.ts';
+import { configLoader } from '../lib/config/core.ts';
+import { kafkaSection } from '../lib/config/shared.ts';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const ATTEMPT_PAUSE_MS = 500;
@@ -65,7 +66,7 @@ async function waitForKafka(brokers: readonly string[], timeoutMs: number): Prom
 
 async function main(): Promise<void> {
   const { timeoutMs } = parseArgs(process.argv.slice(2));
-  const config = loadConfig();
+  const config = configLoader([kafkaSection])();
   const count = await waitForKafka(config.kafka.brokers, timeoutMs);
   console.log(`kafka ${config.kafka.brokers.join(',')} ready (${count} topics)`);
 }

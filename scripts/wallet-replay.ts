@@ -2,13 +2,13 @@
  * `npm run wallet:replay [-- --tx-id 41 --tx-id 45]`: re-appends callbacks parked by the wallet
  * saga (wallet-transactions.dead-letter) to wallet-transactions, all of them or those whose
  * provider_tx_id is given, recording each replay in the ledger topic so a record is replayed once
- * (services/wallet-saga/replay.ts; the same as `npm run dead-letters -- replay wallet --all|--tx-id`).
+ * (services/dead-letters/wallet-replay.ts; the same as `npm run dead-letters -- replay wallet --all|--tx-id`).
  * Exit 0 with a JSON summary on stdout; 1 on error; 2 on bad arguments.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { loadConfig } from '../lib/config.ts';
 import { createKafka } from '../lib/log/kafka.ts';
 import { createLogger } from '../lib/logger.ts';
+import { loadDeadLettersConfig } from '../services/dead-letters/config.ts';
 import { replayParked } from '../services/dead-letters/wallet-replay.ts';
 
 function txId(value: string, previous: number[] = []): number[] {
@@ -35,8 +35,8 @@ if (opts.all && opts.txId) {
   console.error('wallet-replay: --all and --tx-id exclude each other');
   process.exit(2);
 }
-const config = loadConfig();
-const logger = createLogger('wallet-replay', config.logLevel);
+const config = loadDeadLettersConfig();
+const logger = createLogger('wallet-replay', config.process.logLevel);
 try {
   const result = await replayParked({
     config,

@@ -88,7 +88,7 @@ describe('floors of the tree', () => {
 
   it('each rule catches the arrow it forbids, and only that one', () => {
     const planted: Edge[] = [
-      { from: 'rules/games/crash.ts', to: 'lib/config.ts', typeOnly: false },
+      { from: 'rules/games/crash.ts', to: 'lib/config/core.ts', typeOnly: false },
       { from: 'rules/rounds/round.ts', to: 'schemas/generated/avro.ts', typeOnly: false },
       { from: 'lib/log/kafka.ts', to: 'services/api/app.ts', typeOnly: true },
       { from: 'services/edge/edge.ts', to: 'services/api/app.ts', typeOnly: false },
@@ -97,7 +97,7 @@ describe('floors of the tree', () => {
       { from: 'services/api/app.ts', to: 'services/api/errors.ts', typeOnly: false },
     ];
     expect(Object.values(RULES).map((rule) => broken(rule, planted))).toEqual([
-      ['rules/games/crash.ts -> lib/config.ts', 'rules/rounds/round.ts -> schemas/generated/avro.ts'],
+      ['rules/games/crash.ts -> lib/config/core.ts', 'rules/rounds/round.ts -> schemas/generated/avro.ts'],
       ['lib/log/kafka.ts -> services/api/app.ts'],
       ['services/edge/edge.ts -> services/api/app.ts'],
       ['services/api/app.ts -> tests/support/api.ts'],

@@ -8,12 +8,12 @@
 import { createHash } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Config, loadConfig } from '../lib/config.ts';
 import { createKafka, partitionOffsets, readRange } from '../lib/log/kafka.ts';
 import { decodeRound } from '../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
 import type { RoundFinished } from '../rules/rounds/round.ts';
+import { type Config, loadConfig } from './support/config.ts';
 import { waitFor } from './support/poll.ts';
 import { type PrivateKafka, startPrivateKafka } from './support/private-infra.ts';
 import { type Service, startService, uniqueId } from './support/processes.ts';

@@ -7,11 +7,11 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../lib/config.ts';
 import { createSql, type Sql } from '../lib/db/pool.ts';
 import { createKafka, partitionOffsets } from '../lib/log/kafka.ts';
 import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
+import { loadConfig } from './support/config.ts';
 import { waitFor } from './support/poll.ts';
 import { freePort, ROOT, type Service, startService, uniqueId } from './support/processes.ts';
 

@@ -5,7 +5,7 @@
  */
 import type { Producer } from 'kafkajs';
 import type { KeyCreated, KeyDeleted, KeyRevoked } from '../../schemas/generated/avro.ts';
-import type { Config } from '../config.ts';
+import type { SharedConfig } from '../config/shared.ts';
 import { DecodeError } from '../errors.ts';
 import { decode, encode } from '../log/codec.ts';
 import { topicName } from '../log/topics.ts';
@@ -55,7 +55,7 @@ export function decodeKeyEvent(key: Buffer | null, value: Buffer | null): KeyEve
  */
 export async function appendKeyEvent(
   producer: Producer,
-  config: Pick<Config, 'kafka'>,
+  config: Pick<SharedConfig, 'kafka'>,
   event: Exclude<KeyEvent, { type: 'tombstone' }>,
 ): Promise<LogPosition> {
   const key = event.value.key_id;

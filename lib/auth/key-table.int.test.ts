@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Config, loadConfig } from '../config.ts';
+import { type Config, loadConfig } from '../../tests/support/config.ts';
 import { createKafka } from '../log/kafka.ts';
 import { topicName } from '../log/topics.ts';
 import { createLogger } from '../logger.ts';

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { Registry } from 'prom-client';
-import type { Config } from '../config.ts';
+import type { SharedConfig } from '../config/shared.ts';
 import { UnavailableError } from '../errors.ts';
 import { trackConsumerLag } from '../log/consumer-lag.ts';
 import { ensureTopics, topicName } from '../log/topics.ts';
@@ -136,7 +136,7 @@ export interface KeyTable extends KeyLookup {
  * @throws UnavailableError when catching up takes longer than `readyTimeoutMs` (default 30000).
  */
 export async function startKeyTable(deps: {
-  config: Pick<Config, 'kafka' | 'auth'>;
+  config: Pick<SharedConfig, 'kafka' | 'auth'>;
   kafka: Kafka;
   logger: Logger;
   tokenSecret?: Buffer;

@@ -4,7 +4,7 @@
  * machine (API, edge, WebTransport edge) signs and verifies with the same key. In compose the
  * setting comes from the environment. The secret is never logged.
  */
-import type { Config } from '../config.ts';
+import type { SharedConfig } from '../config/shared.ts';
 import { loadOrCreateSecret } from '../secret-file.ts';
 
 /**
@@ -12,7 +12,7 @@ import { loadOrCreateSecret } from '../secret-file.ts';
  * @throws ConfigError when the file exists but is malformed; other file-system errors are passed on.
  */
 export async function loadTokenSecret(
-  auth: Pick<Config['auth'], 'tokenSecret' | 'tokenSecretFile'>,
+  auth: Pick<SharedConfig['auth'], 'tokenSecret' | 'tokenSecretFile'>,
 ): Promise<Buffer> {
   if (auth.tokenSecret) return Buffer.from(auth.tokenSecret, 'hex');
   return (await loadOrCreateSecret(auth.tokenSecretFile, 'AUTH_TOKEN_SECRET_FILE')).secret;

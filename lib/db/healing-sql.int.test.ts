@@ -6,7 +6,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../../tests/support/config.ts';
 import { createLogger } from '../logger.ts';
 import { createHealingSql } from './healing-sql.ts';
 import { createSql, isConnectionError } from './pool.ts';

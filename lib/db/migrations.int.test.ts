@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GAMES } from '../../rules/games/catalog.ts';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../../tests/support/config.ts';
 import { listMigrations, migrate } from './migrate.ts';
 import { createSql, type Sql } from './pool.ts';
 

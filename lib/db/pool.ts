@@ -3,12 +3,12 @@
  * tests run in a schema of their own and production in `public`.
  */
 import postgres from 'postgres';
-import type { Config } from '../config.ts';
+import type { SharedConfig } from '../config/shared.ts';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
 /** A pooled client bound to `config.db.schema` (created if missing by the migration step). */
-export function createSql(config: Pick<Config, 'db'>, options: { max?: number } = {}): Sql {
+export function createSql(config: Pick<SharedConfig, 'db'>, options: { max?: number } = {}): Sql {
   return postgres(config.db.url, {
     max: options.max ?? config.db.poolMax,
     onnotice: () => {},

@@ -25,7 +25,7 @@
 import type { EachBatchPayload, Kafka } from 'kafkajs';
 import pRetry from 'p-retry';
 import type { Registry } from 'prom-client';
-import type { Config } from '../config.ts';
+import type { SharedConfig } from '../config/shared.ts';
 import { readCheckpoints } from '../db/checkpoints.ts';
 import { ABORTED, createDbGate } from '../db/gate.ts';
 import { createSql, type Sql } from '../db/pool.ts';
@@ -54,7 +54,7 @@ export interface CheckpointedConsumerOptions {
 }
 
 export interface CheckpointedConsumerDeps {
-  readonly config: Pick<Config, 'kafka' | 'db'>;
+  readonly config: Pick<SharedConfig, 'kafka' | 'db'>;
   readonly kafka: Kafka;
   /** The pool to start with; after a connection failure the consumer uses pools of its own (lib/db/gate.ts). */
   readonly sql: Sql;

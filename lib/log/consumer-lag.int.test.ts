@@ -7,9 +7,9 @@
 import type { Consumer, Kafka } from 'kafkajs';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../tests/support/config.ts';
 import { waitFor } from '../../tests/support/poll.ts';
 import { uniqueId } from '../../tests/support/processes.ts';
-import { loadConfig } from '../config.ts';
 import { createLogger } from '../logger.ts';
 import { CONSUMER_LAG_METRIC, trackConsumerLag } from './consumer-lag.ts';
 import { createKafka } from './kafka.ts';

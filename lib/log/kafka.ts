@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel as KafkaLogLevel, type KafkaMessage, type LogEntry } from 'kafkajs';
-import type { Config } from '../config.ts';
+import type { SharedConfig } from '../config/shared.ts';
 import type { Logger } from '../logger.ts';
 
 // kafkajs warns on every producer that its default partitioner changed in v2; we always used v2's.
@@ -23,7 +23,7 @@ const levelName: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
  * give up on an unreachable broker within seconds.
  */
 export function createKafka(
-  config: Pick<Config, 'kafka'>,
+  config: Pick<SharedConfig, 'kafka'>,
   clientId: string,
   logger: Logger,
   options: { retries?: number } = {},

@@ -4,7 +4,7 @@
  * tests), never by broker auto-create.
  */
 import type { Admin, ITopicConfig } from 'kafkajs';
-import type { Config } from '../config.ts';
+import type { SharedConfig } from '../config/shared.ts';
 
 export interface TopicSpec {
   /** Name without the namespace prefix. */
@@ -117,7 +117,7 @@ export function deadLetterOf(key: TopicKey): TopicKey {
 }
 
 /** Full topic name of `key` under the configured namespace (`TOPIC_NAMESPACE` + base). */
-export function topicName(config: Pick<Config, 'kafka'>, key: TopicKey): string {
+export function topicName(config: Pick<SharedConfig, 'kafka'>, key: TopicKey): string {
   return `${config.kafka.topicNamespace}${TOPICS[key].base}`;
 }
 
@@ -128,7 +128,7 @@ export function topicName(config: Pick<Config, 'kafka'>, key: TopicKey): string 
  */
 export async function ensureTopics(
   admin: Admin,
-  config: Pick<Config, 'kafka'>,
+  config: Pick<SharedConfig, 'kafka'>,
   keys: readonly TopicKey[] = Object.keys(TOPICS) as TopicKey[],
 ): Promise<string[]> {
   const existing = new Set(await admin.listTopics());

@@ -8,7 +8,7 @@
  */
 import type { Producer } from 'kafkajs';
 import type { AccessEvent, WalletEvent } from '../../rules/wallet/events.ts';
-import type { Config } from '../config.ts';
+import type { SharedConfig } from '../config/shared.ts';
 import { DecodeError } from '../errors.ts';
 import { decode, encode } from './codec.ts';
 import { topicName } from './topics.ts';
@@ -81,7 +81,7 @@ export function encodeEvent(event: WalletEvent | AccessEvent): Buffer {
  */
 export async function appendWalletEvents(
   producer: Producer,
-  config: Pick<Config, 'kafka'>,
+  config: Pick<SharedConfig, 'kafka'>,
   key: string,
   events: readonly WalletEvent[],
 ): Promise<void> {
@@ -98,7 +98,7 @@ export async function appendWalletEvents(
  */
 export async function appendAccessEvent(
   producer: Producer,
-  config: Pick<Config, 'kafka'>,
+  config: Pick<SharedConfig, 'kafka'>,
   event: AccessEvent,
 ): Promise<void> {
   await producer.send({

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka } from 'kafkajs';
 import { GAME_SLUGS } from '../../rules/games/catalog.ts';
 import type { RoundFinished } from '../../rules/rounds/round.ts';
-import type { Config } from '../config.ts';
+import type { SharedConfig } from '../config/shared.ts';
 import { type ConsumerLag, trackConsumerLag } from '../log/consumer-lag.ts';
 import { partitionOffsets } from '../log/kafka.ts';
 import { decodeRound } from '../log/rounds-codec.ts';
@@ -49,7 +49,7 @@ export interface RoundSource {
 
 export interface RoundSourceDeps {
   readonly kafka: Kafka;
-  readonly config: Pick<Config, 'kafka'>;
+  readonly config: Pick<SharedConfig, 'kafka'>;
   readonly logger: Logger;
   readonly hub: FanOutHub;
   readonly metrics: EdgeMetrics;

@@ -7,7 +7,7 @@
  *
  * A bound is `earliest` (default for --from), `latest` (default for --to: the end when the command
  * starts), an ISO 8601 time with a zone or a date (log timestamps), an offset in every partition,
- * or `partition:offset` pairs. Reads KAFKA_BROKERS and TOPIC_NAMESPACE (lib/config.ts).
+ * or `partition:offset` pairs. Reads KAFKA_BROKERS and TOPIC_NAMESPACE (services/analytics/config.ts).
  * Exit status: 0 every proof checked passed; 1 some rounds failed their proof (listed in the
  * report); 2 bad arguments; 3 the log could not be read (broker unreachable, topic missing).
  */
@@ -16,13 +16,13 @@ import { pathToFileURL } from 'node:url';
 import cliProgress from 'cli-progress';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { Kafka } from 'kafkajs';
-import { loadConfig } from '../../lib/config.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { GAME_SLUGS, type GameSlug, gameBySlug } from '../../rules/games/catalog.ts';
 import { writeCharts } from './charts/index.ts';
+import { loadAnalyticsConfig } from './config.ts';
 import { AnalyticsInputError, LogUnavailableError } from './errors.ts';
 import { toCsv } from './format-csv.ts';
 import { toTable } from './format-table.ts';
@@ -37,7 +37,7 @@ export interface CliIo {
   readonly out: (text: string) => void;
   /** Receives errors and notes (stderr). */
   readonly err: (line: string) => void;
-  /** Builds the client; by default from loadConfig() (the environment). */
+  /** Builds the client; by default from loadAnalyticsConfig() (the environment). */
   readonly kafka?: () => { kafka: Kafka; topic: string };
   /** Where the progress bar is drawn, when asked for (default stderr). */
   readonly progressStream?: NodeJS.WritableStream;
@@ -181,7 +181,7 @@ export async function runAnalytics(argv: readonly string[], io: CliIo): Promise<
 }
 
 function defaultKafka(): { kafka: Kafka; topic: string } {
-  const config = loadConfig();
+  const config = loadAnalyticsConfig();
   // kafkajs logs each failed connection attempt; the CLI prints one clear error instead.
   const logger = createLogger('analytics', 'silent');
   return {

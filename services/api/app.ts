@@ -12,12 +12,12 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Producer } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { KeyTable } from '../../lib/auth/key-table.ts';
-import type { Config } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import { type Logger, redactUrl } from '../../lib/logger.ts';
 import { accessRoutes } from './access/routes.ts';
 import { authHook, LastUsed } from './auth/guard.ts';
 import { authRoutes } from './auth/routes.ts';
+import type { ApiConfig } from './config.ts';
 import { registerCors } from './cors.ts';
 import { errorBodySchema, problemBodySchema, replyForError } from './errors.ts';
 import { healthRoutes, READY_TIMEOUT_MS } from './health/routes.ts';
@@ -29,7 +29,7 @@ import { createRoundsQueries } from './rounds/queries.ts';
 import { roundsRoutes } from './rounds/routes.ts';
 
 export interface ApiDeps {
-  readonly config: Config;
+  readonly config: ApiConfig;
   /** Pool bound to the read-model schema (lib/db/pool.ts createSql); owned and closed by the caller. */
   readonly sql: Sql;
   readonly logger: Logger;

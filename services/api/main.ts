@@ -5,7 +5,6 @@
  */
 
 import { startKeyTable } from '../../lib/auth/key-table.ts';
-import { loadConfig } from '../../lib/config.ts';
 import { createHealingSql } from '../../lib/db/healing-sql.ts';
 import { migrateWhenReachable } from '../../lib/db/migrate.ts';
 import { createSql } from '../../lib/db/pool.ts';
@@ -17,11 +16,12 @@ import { buildApi } from './app.ts';
 import { ensureAdminKey } from './auth/bootstrap.ts';
 import { LastUsed } from './auth/guard.ts';
 import { startLastUsedWriter } from './auth/last-used.ts';
+import { loadApiConfig } from './config.ts';
 
-const config = loadConfig();
-const logger = createLogger('api', config.logLevel);
+const config = loadApiConfig();
+const logger = createLogger('api', config.process.logLevel);
 // A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
-holdSignals(logger, config.shutdownTimeoutMs);
+holdSignals(logger, config.process.shutdownTimeoutMs);
 const sql = createSql(config);
 
 try {
@@ -54,7 +54,7 @@ try {
       await table.close();
       await db.end({ timeout: 5 });
     },
-    { timeoutMs: config.shutdownTimeoutMs },
+    { timeoutMs: config.process.shutdownTimeoutMs },
   );
 } catch (err) {
   logger.fatal({ err }, 'api failed to start');

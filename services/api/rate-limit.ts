@@ -17,7 +17,7 @@ import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
-import type { Config } from '../../lib/config.ts';
+import type { ApiConfig } from './config.ts';
 import { RateLimitedError } from './errors.ts';
 
 /** A limit check waits at most this long (ms) for Redis before the request is let through. */
@@ -30,7 +30,7 @@ export const STORE_CONNECT_TIMEOUT_MS = 2_000;
  * this call). With a shared store, the Redis client is closed when the app closes.
  * @throws when the plugin fails to register; an unreachable Redis does not throw (fail open).
  */
-export async function registerRateLimit(api: FastifyInstance, config: Config): Promise<void> {
+export async function registerRateLimit(api: FastifyInstance, config: ApiConfig): Promise<void> {
   const url = config.api.rateLimitRedisUrl;
   const shared =
     url === ''
@@ -48,7 +48,7 @@ export async function registerRateLimit(api: FastifyInstance, config: Config): P
 }
 
 /** Key prefix in the shared store: TOPIC_NAMESPACE keeps tenants and test runs apart, as for topics. */
-export function storeNamespace(config: Config): string {
+export function storeNamespace(config: ApiConfig): string {
   return `${config.kafka.topicNamespace}rate-limit:`;
 }
 

@@ -1,11 +1,11 @@
 /**
- * RATE_LIMIT_REDIS_URL validation (lib/config.ts) and the store's key namespace: a malformed URL
+ * RATE_LIMIT_REDIS_URL validation (services/api/config.ts) and the store's key namespace: a malformed URL
  * stops the process with a message naming the setting, instead of an API that silently limits
  * per process.
  */
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.ts';
 import { ConfigError } from '../../lib/errors.ts';
+import { loadConfig } from '../../tests/support/config.ts';
 import { storeNamespace } from './rate-limit.ts';
 
 describe('RATE_LIMIT_REDIS_URL', () => {

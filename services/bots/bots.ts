@@ -11,14 +11,14 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { z } from 'zod';
-import type { Config } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
 import { GAME_SLUGS, type GameSlug } from '../../rules/games/catalog.ts';
+import type { BotsConfig } from './config.ts';
 import { pauseMs, planBet } from './plan.ts';
 
 export interface BotsDeps {
-  readonly config: Pick<Config, 'bots'>;
+  readonly config: Pick<BotsConfig, 'bots'>;
   readonly logger: Logger;
   /** [0, 1) source; Math.random in production, a seeded one in tests. */
   readonly random?: () => number;

@@ -7,16 +7,16 @@
  */
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig } from '../../lib/config.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildBots } from './bots.ts';
+import { loadBotsConfig } from './config.ts';
 import { startBotsOps } from './ops.ts';
 
-const config = loadConfig();
-const logger = createLogger('bots', config.logLevel);
+const config = loadBotsConfig();
+const logger = createLogger('bots', config.process.logLevel);
 // A SIGTERM while the ops endpoints start is held until the stop below is registered.
-holdSignals(logger, config.shutdownTimeoutMs);
+holdSignals(logger, config.process.shutdownTimeoutMs);
 const WAIT_FOR_OPERATOR_MS = 120_000;
 
 const bots = buildBots({ config, logger });
@@ -37,7 +37,7 @@ onShutdown(
     await bots.stop();
     await ops.close();
   },
-  { timeoutMs: config.shutdownTimeoutMs },
+  { timeoutMs: config.process.shutdownTimeoutMs },
 );
 
 const deadline = Date.now() + WAIT_FOR_OPERATOR_MS;

@@ -4,20 +4,21 @@
  * waits for it), /metrics with `service="bots"` (sessions opened, bets placed, failed requests,
  * bots running, process metrics).
  */
-import type { Config } from '../../lib/config.ts';
+
 import { type OpsServer, startOpsServer } from '../../lib/http/ops.ts';
 import type { Bots } from './bots.ts';
+import type { BotsConfig } from './config.ts';
 
 /**
- * Listens on `config.api.host`:`config.bots.httpPort` (0 = any free port).
+ * Listens on `config.ops.host`:`config.bots.httpPort` (0 = any free port).
  * @throws the listen error (e.g. EADDRINUSE).
  */
 export function startBotsOps(
   bots: Pick<Bots, 'ready' | 'registry' | 'stats'>,
-  config: Pick<Config, 'api' | 'bots'>,
+  config: Pick<BotsConfig, 'ops' | 'bots'>,
 ): Promise<OpsServer> {
   return startOpsServer({
-    host: config.api.host,
+    host: config.ops.host,
     port: config.bots.httpPort,
     registry: bots.registry,
     ready: () => ({ ready: bots.ready(), players: config.bots.players, ...bots.stats }),

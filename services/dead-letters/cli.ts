@@ -11,9 +11,9 @@
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { Kafka } from 'kafkajs';
-import { type Config, loadConfig } from '../../lib/config.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { createLogger, type Logger } from '../../lib/logger.ts';
+import { type DeadLettersConfig, loadDeadLettersConfig } from './config.ts';
 import { DeadLetterError } from './errors.ts';
 import { formatList, listDeadLetters, showDeadLetter } from './inspect.ts';
 import { describeSelection, replayDeadLetters } from './replay.ts';
@@ -61,11 +61,11 @@ export async function runDeadLettersCli(
   io: CliIo,
   deps: CliDeps = {},
 ): Promise<number> {
-  let config: Config | undefined;
+  let config: DeadLettersConfig | undefined;
   let kafka: Kafka | undefined = deps.kafka;
   const logger = deps.logger ?? createLogger('dead-letters', 'warn');
   const client = () => {
-    config ??= loadConfig(deps.env ?? process.env);
+    config ??= loadDeadLettersConfig(deps.env ?? process.env);
     kafka ??= createKafka(config, 'dead-letters', logger);
     return { config, kafka };
   };

@@ -11,10 +11,10 @@
  * (`on conflict do nothing`), the operator answers a repeated provider_tx_id with its first answer.
  */
 import type { Kafka } from 'kafkajs';
-import type { Config } from '../../lib/config.ts';
 import { encode } from '../../lib/log/codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import type { Logger } from '../../lib/logger.ts';
+import type { DeadLettersConfig } from './config.ts';
 import { DeadLetterError } from './errors.ts';
 import { type DeadLetter, ledgerKey, REPLAYED_SUBJECT, rangeHint, readDeadLetters } from './read.ts';
 import { deadLetterTopic } from './topics.ts';
@@ -31,7 +31,7 @@ export interface Selection {
 }
 
 export interface ReplayOptions {
-  readonly config: Pick<Config, 'kafka' | 'walletSaga'>;
+  readonly config: Pick<DeadLettersConfig, 'kafka' | 'deadLetters'>;
   readonly kafka: Kafka;
   readonly logger: Logger;
   /** Dead-letter topic name (topics.ts deadLetterTopic). */

@@ -10,11 +10,11 @@
  *   `source-offset` (services/wallet-saga/executor.ts).
  */
 import type { IHeaders } from 'kafkajs';
-import type { Config } from '../../lib/config.ts';
 import { DLQ_HEADERS } from '../../lib/log/dead-letter.ts';
 import { decodeRound } from '../../lib/log/rounds-codec.ts';
 import { TOPICS, type TopicKey } from '../../lib/log/topics.ts';
 import { decodeWalletEvent } from '../../lib/log/wallet-events.ts';
+import type { DeadLettersConfig } from './config.ts';
 import { DeadLetterError } from './errors.ts';
 
 /** What a dead-letter record says about itself, whatever its topic. */
@@ -48,7 +48,7 @@ export interface DeadLetterTopic {
    * A consumer group whose committed offset a replay moves over the prefix of records all replayed
    * (the wallet saga's parked-backlog metric reads it); none for rounds.
    */
-  readonly progressGroup?: (config: Pick<Config, 'walletSaga'>) => string;
+  readonly progressGroup?: (config: Pick<DeadLettersConfig, 'deadLetters'>) => string;
 }
 
 const num = (v: string | undefined) => (v === undefined || !/^\d+$/.test(v) ? null : Number(v));
@@ -89,7 +89,7 @@ const wallet: DeadLetterTopic = {
     attempts: num(h.attempts),
   }),
   decode: (value) => decodeWalletEvent(value),
-  progressGroup: (config) => config.walletSaga.replayGroup,
+  progressGroup: (config) => config.deadLetters.walletReplayGroup,
 };
 
 /** Every dead-letter topic, by short name. */

@@ -10,13 +10,13 @@
  * provider_tx_id (it answers the first answer; nothing is credited twice).
  */
 import type { Kafka } from 'kafkajs';
-import type { Config } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
+import type { DeadLettersConfig } from './config.ts';
 import { DeadLetterError } from './errors.ts';
 import { replayDeadLetters } from './replay.ts';
 
 export interface ReplayOptions {
-  readonly config: Pick<Config, 'kafka' | 'walletSaga'>;
+  readonly config: Pick<DeadLettersConfig, 'kafka' | 'deadLetters'>;
   readonly kafka: Kafka;
   readonly logger: Logger;
   /** Only these provider_tx_ids; undefined = every parked record. */

@@ -10,7 +10,7 @@ import { Buffer } from 'node:buffer';
 import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../../lib/config.ts';
+import type { WtConfig } from './settings.ts';
 
 /** Longest validity a browser accepts with `serverCertificateHashes`, ms. */
 export const MAX_HASHED_VALIDITY_MS = 14 * 24 * 3600 * 1000;
@@ -43,7 +43,7 @@ function read(file: string, what: string, hint: string): string {
  *   certificate is not yet or no longer valid, or a development certificate is valid longer than
  *   14 days (the browser would refuse its hash).
  */
-export function loadCertificate(wt: Config['wt'], now: number): CertificateInfo {
+export function loadCertificate(wt: WtConfig['wt'], now: number): CertificateInfo {
   const source = wt.certFile ? 'configured' : 'development';
   const certFile = wt.certFile ?? join(wt.devCertDir, 'cert.pem');
   const keyFile = wt.keyFile ?? join(wt.devCertDir, 'key.pem');

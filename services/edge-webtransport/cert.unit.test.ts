@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.ts';
+import { loadConfig } from '../../tests/support/config.ts';
 import { CertificateError, certHashBody, loadCertificate } from './cert.ts';
 
 /** Self-signed ECDSA P-256 certificates made by openssl: 13 and 30 days from 2026-11-22T00:32:53Z. */

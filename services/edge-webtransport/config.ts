@@ -1,16 +1,21 @@
 /**
- * The one place this Deno service reads its environment. The settings and their validation are
- * those of lib/config.ts (the same names as every Node service: KAFKA_BROKERS, TOPIC_NAMESPACE,
- * WT_HOST, WT_PORT, WT_HTTP_PORT, WT_CERT_FILE, WT_KEY_FILE, WT_DEV_CERT_DIR, WT_MAX_SESSIONS,
- * WT_HANDSHAKE_TIMEOUT_MS, EDGE_DRAIN_MS, LOG_LEVEL); only the source differs: `Deno.env`
- * instead of `process.env`.
+ * The one place this Deno service reads its environment: the sections of settings.ts, read from
+ * `Deno.env` instead of `process.env`, with the same names and rules as every Node service.
  */
-import { type Config, loadConfig } from '../../lib/config.ts';
+import { configLoader } from '../../lib/config/core.ts';
+import { WT_SECTIONS, type WtConfig } from './settings.ts';
+
+export type { WtConfig };
+
+const loadFrom = configLoader(WT_SECTIONS);
 
 /**
- * Validated, frozen configuration from the process environment.
- * @throws ConfigError naming every malformed setting.
+ * Validated, frozen configuration of `env` (default: the process environment through `Deno.env`).
+ * @throws ConfigError naming every malformed or unknown setting.
  */
-export function loadWtConfig(): Config {
-  return loadConfig(Deno.env.toObject());
+export function loadWtConfig(
+  env: Readonly<Record<string, string | undefined>> = Deno.env.toObject(),
+  overrides: Readonly<Record<string, string | number | undefined>> = {},
+): WtConfig {
+  return loadFrom(env, overrides);
 }

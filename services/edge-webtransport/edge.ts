@@ -5,7 +5,6 @@
  * WT_HTTP_PORT. `main.ts` only builds and starts it; the e2e test runs it as a process.
  */
 import { startKeyTable } from '../../lib/auth/key-table.ts';
-import type { Config } from '../../lib/config.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createStreamAccess, type StreamAccess } from '../../lib/stream/access.ts';
@@ -15,10 +14,11 @@ import { createRoundSource, type RoundSource } from '../../lib/stream/source.ts'
 import { type CertificateInfo, loadCertificate } from './cert.ts';
 import { createHttpHandler } from './http.ts';
 import { createWtMetrics, PROTOCOL, type WtMetrics } from './metrics.ts';
+import type { WtConfig } from './settings.ts';
 import { createWtTransport, type WtTransport } from './transport.ts';
 
 export interface WtEdgeDeps {
-  readonly config: Config;
+  readonly config: WtConfig;
   readonly logger: Logger;
 }
 

@@ -12,8 +12,8 @@ import { loadWtConfig } from './config.ts';
 import { buildWtEdge } from './edge.ts';
 
 const config = loadWtConfig();
-const logger = createLogger('edge-webtransport', config.logLevel);
-const timeoutMs = config.edge.drainMs + config.shutdownTimeoutMs;
+const logger = createLogger('edge-webtransport', config.process.logLevel);
+const timeoutMs = config.edge.drainMs + config.process.shutdownTimeoutMs;
 // The Node services' shutdown (lib/lifecycle.ts runs under Deno's Node compatibility): a signal
 // during start-up is held until the stop below is registered.
 holdSignals(logger, timeoutMs);

@@ -10,7 +10,6 @@
  */
 
 import type { Principal } from '../../lib/auth/verifier.ts';
-import type { Config } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { HTTP_ERROR, type StreamAccess } from '../../lib/stream/access.ts';
 import type { FanOutHub, Selection } from '../../lib/stream/hub.ts';
@@ -26,6 +25,7 @@ import {
 import { PROTOCOL, type WtMetrics } from './metrics.ts';
 import { redactToken, routeWebTransport } from './route.ts';
 import { WtSession } from './session.ts';
+import type { WtConfig } from './settings.ts';
 
 /** Close code of sessions ended by a shutdown (mirrors WebSocket 1001 "going away"). */
 export const GOING_AWAY = 1001;
@@ -41,7 +41,7 @@ export interface WtTransportDeps {
   readonly hub: FanOutHub;
   readonly metrics: WtMetrics;
   readonly logger: Logger;
-  readonly wt: Config['wt'];
+  readonly wt: WtConfig['wt'];
   readonly certificate: Pick<CertificateInfo, 'certPem' | 'keyPem'>;
   /** Credential checks (protocol `wt`). */
   readonly access: StreamAccess;

@@ -12,10 +12,10 @@ import type { Producer } from 'kafkajs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendKeyEvent } from '../../lib/auth/key-events.ts';
-import type { Config } from '../../lib/config.ts';
 import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { topicName } from '../../lib/log/topics.ts';
 import { type RoundFinished, toStreamForm } from '../../rules/rounds/round.ts';
+import type { Config } from '../../tests/support/config.ts';
 import { type TestKey, testKey } from '../../tests/support/credentials.ts';
 import { syntheticRound } from '../../tests/support/rounds-fixture.ts';
 import {

@@ -7,9 +7,7 @@
  * A transport adds itself by implementing `Transport` and joining `defaultTransports()`.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Kafka } from 'kafkajs';
 import { startKeyTable } from '../../lib/auth/key-table.ts';
-import type { Config } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -17,6 +15,7 @@ import { type AccessKeyTable, createStreamAccess, type StreamAccess } from '../.
 import { FanOutHub } from '../../lib/stream/hub.ts';
 import { createEdgeMetrics, type EdgeMetrics, initProtocolSeries } from '../../lib/stream/metrics.ts';
 import { createRoundSource, type RoundSource } from '../../lib/stream/source.ts';
+import type { EdgeConfig } from './config.ts';
 import { createGrpcTransport } from './transports/grpc/grpc.ts';
 import { createGrpcProxyTransport } from './transports/grpc-proxy/grpc-proxy.ts';
 import { createSseTransport } from './transports/sse/sse.ts';
@@ -26,7 +25,7 @@ import { createWsTransport } from './transports/ws/ws.ts';
 export type { EdgeContext, Transport } from './transports/transport.ts';
 
 export interface EdgeDeps {
-  readonly config: Config;
+  readonly config: EdgeConfig;
   readonly logger: Logger;
   /** Defaults to `defaultTransports()`. */
   readonly transports?: readonly Transport[];

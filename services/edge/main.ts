@@ -3,16 +3,16 @@
  * transports), starts it, and on SIGTERM/SIGINT drains open streams over EDGE_DRAIN_MS and exits 0.
  */
 
-import { loadConfig } from '../../lib/config.ts';
 import { createSql } from '../../lib/db/pool.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { loadEdgeConfig } from './config.ts';
 import { buildEdge, type Edge } from './edge.ts';
 
-const config = loadConfig();
-const logger = createLogger('edge', config.logLevel);
+const config = loadEdgeConfig();
+const logger = createLogger('edge', config.process.logLevel);
 // A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
-holdSignals(logger, config.edge.drainMs + config.shutdownTimeoutMs);
+holdSignals(logger, config.edge.drainMs + config.process.shutdownTimeoutMs);
 // Read models for gRPC ListGames/GetHistory; the pool connects lazily, so a database outage only
 // affects those calls, never the live streams.
 const sql = createSql(config, { max: 4 });
@@ -34,5 +34,8 @@ onShutdown(
     await edge?.stop();
     await sql.end({ timeout: 2 });
   },
-  { fields: { drainMs: config.edge.drainMs }, timeoutMs: config.edge.drainMs + config.shutdownTimeoutMs },
+  {
+    fields: { drainMs: config.edge.drainMs },
+    timeoutMs: config.edge.drainMs + config.process.shutdownTimeoutMs,
+  },
 );

@@ -9,8 +9,8 @@ import { connect } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
-import { loadConfig } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { loadConfig } from '../../tests/support/config.ts';
 import { samplesOf, sampleValue } from '../../tests/support/metrics.ts';
 import { buildGateway, type Gateway } from './gateway.ts';
 

@@ -20,15 +20,15 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import proxy from '@fastify/http-proxy';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Config } from '../../lib/config.ts';
 import { observeHttpRequests } from '../../lib/http/metrics.ts';
 import { type OpsServer, startOpsServer } from '../../lib/http/ops.ts';
 import type { Logger } from '../../lib/logger.ts';
+import type { GatewayConfig } from './config.ts';
 import { createGatewayMetrics, gatewayReadiness } from './ops.ts';
 import { createWsTunnel, type WsTunnel } from './ws-tunnel.ts';
 
 export interface GatewayDeps {
-  readonly config: Config;
+  readonly config: GatewayConfig;
   readonly logger: Logger;
 }
 

@@ -3,15 +3,15 @@
  * SIGTERM/SIGINT closes it and exits 0.
  */
 
-import { loadConfig } from '../../lib/config.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { loadGatewayConfig } from './config.ts';
 import { buildGateway } from './gateway.ts';
 
-const config = loadConfig();
-const logger = createLogger('gateway', config.logLevel);
+const config = loadGatewayConfig();
+const logger = createLogger('gateway', config.process.logLevel);
 // A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
-holdSignals(logger, config.shutdownTimeoutMs);
+holdSignals(logger, config.process.shutdownTimeoutMs);
 const gateway = buildGateway({ config, logger });
 
 try {
@@ -21,4 +21,4 @@ try {
   process.exit(1);
 }
 
-onShutdown(logger, () => gateway.stop(), { timeoutMs: config.shutdownTimeoutMs });
+onShutdown(logger, () => gateway.stop(), { timeoutMs: config.process.shutdownTimeoutMs });

@@ -11,9 +11,9 @@
  *   requests, open WebSocket tunnels and upstream failures.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Config } from '../../lib/config.ts';
 import type { Readiness } from '../../lib/http/ops.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
+import type { GatewayConfig } from './config.ts';
 
 /** How long /ready waits for each upstream's /health, ms. */
 const PROBE_TIMEOUT_MS = 1000;
@@ -61,7 +61,7 @@ async function probe(origin: string, timeoutMs: number): Promise<string> {
 
 /** The /ready check described above. */
 export function gatewayReadiness(
-  upstreams: Config['gateway']['upstreams'],
+  upstreams: GatewayConfig['gateway']['upstreams'],
   listening: () => boolean,
 ): () => Promise<Readiness> {
   return async () => {

@@ -7,13 +7,13 @@
 import { resolve } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
-import type { Config } from '../../lib/config.ts';
 import { checkDatabase } from '../../lib/db/health.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { metricsRoute, observeHttpRequests } from '../../lib/http/metrics.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { registerAdmin } from './admin.ts';
 import { registerCallbacks } from './callbacks.ts';
+import type { SandboxConfig } from './config.ts';
 import { errorBody, replyForError } from './errors.ts';
 import { FaultInjector } from './faults.ts';
 import { createMetrics } from './metrics.ts';
@@ -28,7 +28,7 @@ const BODY_LIMIT_BYTES = 64 * 1024;
 const READY_TIMEOUT_MS = 2_000;
 
 export interface SandboxDeps {
-  readonly config: Config;
+  readonly config: SandboxConfig;
   /** A pool whose search_path is `config.sandbox.dbSchema` (createSandboxSql). */
   readonly sql: Sql;
   readonly logger: Logger;
@@ -37,7 +37,7 @@ export interface SandboxDeps {
 }
 
 /** A postgres.js pool bound to the sandbox's own schema rather than the platform's. */
-export function createSandboxSql(config: Config, options: { max?: number } = {}): Sql {
+export function createSandboxSql(config: SandboxConfig, options: { max?: number } = {}): Sql {
   return createSql({ db: { ...config.db, schema: config.sandbox.dbSchema } }, options);
 }
 

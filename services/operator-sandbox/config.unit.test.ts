@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.ts';
+import { loadConfig } from '../../tests/support/config.ts';
 
-describe('sandbox settings (lib/config.ts)', () => {
+describe('sandbox settings (services/operator-sandbox/config.ts)', () => {
   it('defaults: loopback 8090, schema sandbox, 1000.00, secret from a file', () => {
     const c = loadConfig({});
     expect(c.sandbox).toMatchObject({

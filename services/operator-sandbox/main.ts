@@ -2,16 +2,17 @@
  * Operator sandbox process: reads config, connects to Postgres in SANDBOX_DB_SCHEMA, applies the
  * ledger migrations, listens on SANDBOX_HOST:SANDBOX_PORT, and shuts down on SIGINT/SIGTERM.
  */
-import { loadConfig } from '../../lib/config.ts';
+
 import { migrateWhenReachable } from '../../lib/db/migrate.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildOperatorSandbox, createSandboxSql, SANDBOX_MIGRATIONS_DIR } from './app.ts';
+import { loadSandboxConfig } from './config.ts';
 
-const config = loadConfig();
-const logger = createLogger('operator-sandbox', config.logLevel);
+const config = loadSandboxConfig();
+const logger = createLogger('operator-sandbox', config.process.logLevel);
 // A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
-holdSignals(logger, config.shutdownTimeoutMs);
+holdSignals(logger, config.process.shutdownTimeoutMs);
 const sql = createSandboxSql(config);
 
 try {
@@ -25,7 +26,7 @@ try {
       await app.close();
       await sql.end({ timeout: 5 });
     },
-    { timeoutMs: config.shutdownTimeoutMs },
+    { timeoutMs: config.process.shutdownTimeoutMs },
   );
 } catch (err) {
   logger.fatal({ err }, 'operator-sandbox failed to start');

@@ -5,9 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
+import { loadConfig } from '../../tests/support/config.ts';
 import { SANDBOX_MIGRATIONS_DIR } from './app.ts';
 import { reconcile } from './reconcile.ts';
 

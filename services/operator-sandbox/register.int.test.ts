@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../lib/auth/secrets.ts';
-import { type Config, loadConfig } from '../../lib/config.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
+import { type Config, loadConfig } from '../../tests/support/config.ts';
 import { registerSandboxOperator, SANDBOX_OPERATOR_ID } from './register.ts';
 
 const schema = `t_reg_${randomBytes(4).toString('hex')}`;

@@ -12,11 +12,11 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { newOperatorToken, sha256 } from '../../lib/auth/secrets.ts';
-import type { Config } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../rules/retry/schedule.ts';
 import { FORM_A_PATHS } from './callbacks.ts';
+import type { SandboxConfig } from './config.ts';
 import { resolveSigningSecret } from './secret.ts';
 
 /** Id of the default operator. */
@@ -60,7 +60,8 @@ async function previousToken(file: string): Promise<string | undefined> {
  */
 export async function registerSandboxOperator(
   sql: Sql,
-  config: Pick<Config, 'sandbox' | 'bots'>,
+  /** The sandbox's settings, and the bots' operator file (BOTS_OPERATOR_FILE) the credentials go to. */
+  config: Pick<SandboxConfig, 'sandbox'> & { readonly bots: { readonly operatorFile: string } },
   logger?: Logger,
   options: RegisterOptions = {},
 ): Promise<SandboxOperator> {

@@ -6,7 +6,6 @@
  * transaction in progress and disconnects (within SHUTDOWN_TIMEOUT_MS).
  */
 
-import { loadConfig } from '../../lib/config.ts';
 import { migrateWhenReachable } from '../../lib/db/migrate.ts';
 import { createSql } from '../../lib/db/pool.ts';
 import { startOpsServerFor } from '../../lib/http/ops.ts';
@@ -16,14 +15,15 @@ import { ensureTopics } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
 import { buildAuthKeysProjector } from './auth-keys/projector.ts';
+import { loadProjectorConfig } from './config.ts';
 import { projectorProcessView } from './ops-http.ts';
 import { buildRoundsProjector } from './projector.ts';
 import { buildWalletProjector } from './wallet/projector.ts';
 
-const config = loadConfig();
-const logger = createLogger('projector', config.logLevel);
+const config = loadProjectorConfig();
+const logger = createLogger('projector', config.process.logLevel);
 // A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
-holdSignals(logger, config.shutdownTimeoutMs);
+holdSignals(logger, config.process.shutdownTimeoutMs);
 const sql = createSql(config);
 const kafka = createKafka(config, 'projector', logger);
 
@@ -43,7 +43,7 @@ try {
   const walletProjector = buildWalletProjector({ config, kafka, sql, logger, registry });
   await walletProjector.start();
   const view = projectorProcessView(projector, { 'auth-keys': keysProjector, wallet: walletProjector });
-  const ops = await startOpsServerFor(view, config.api.host, config.projector.port);
+  const ops = await startOpsServerFor(view, config.ops.host, config.projector.port);
   logger.info({ port: ops.port }, 'projector listening');
 
   onShutdown(
@@ -55,7 +55,7 @@ try {
       await Promise.all([projector.stop(), keysProjector.stop(), walletProjector.stop()]);
       await sql.end({ timeout: 5 });
     },
-    { timeoutMs: config.shutdownTimeoutMs },
+    { timeoutMs: config.process.shutdownTimeoutMs },
   );
 } catch (err) {
   logger.fatal({ err }, 'projector failed to start');

@@ -7,11 +7,11 @@
  */
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { startOpsServerFor } from '../../lib/http/ops.ts';
 import { partitionOffsets } from '../../lib/log/kafka.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { loadConfig } from '../../tests/support/config.ts';
 import { sampleSum, sampleValue } from '../../tests/support/metrics.ts';
 import { waitFor } from '../../tests/support/poll.ts';
 import {

@@ -3,13 +3,13 @@
  * a produced log, checkpoint equal to the high-water mark, dead-lettering of undecodable records.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.ts';
 import { encode, latestSchema } from '../../lib/log/codec.ts';
 import { partitionOffsets, readRange } from '../../lib/log/kafka.ts';
 import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { GAMES } from '../../rules/games/catalog.ts';
 import type { RoundFinished } from '../../rules/rounds/round.ts';
+import { loadConfig } from '../../tests/support/config.ts';
 import { sampleValue } from '../../tests/support/metrics.ts';
 import { waitFor } from '../../tests/support/poll.ts';
 import {

@@ -6,7 +6,6 @@
  * `rounds.dead-letter` and the rounds after it are projected.
  */
 import type { Kafka } from 'kafkajs';
-import type { Config } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import {
   buildCheckpointedConsumer,
@@ -15,6 +14,7 @@ import {
 } from '../../lib/log/checkpointed-consumer.ts';
 import type { ConsumerSpec } from '../../lib/log/consumer-spec.ts';
 import type { Logger } from '../../lib/logger.ts';
+import type { ProjectorConfig } from './config.ts';
 import { decodeRecord } from './rounds/decode.ts';
 import { type OffsetEvent, writeChunk } from './rounds/store.ts';
 
@@ -38,7 +38,7 @@ export interface ProjectorOptions extends CheckpointedConsumerOptions {
 }
 
 export interface RoundsProjectorDeps {
-  readonly config: Pick<Config, 'kafka' | 'db' | 'projector'>;
+  readonly config: Pick<ProjectorConfig, 'kafka' | 'db' | 'projector'>;
   readonly kafka: Kafka;
   /** The pool to start with; after a connection failure the projector uses pools of its own (lib/db/gate.ts). */
   readonly sql: Sql;

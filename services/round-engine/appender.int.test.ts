@@ -7,7 +7,6 @@
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.ts';
 import { createKafka, partitionOffsets, readRange } from '../../lib/log/kafka.ts';
 import { decodeRound, encodeRound } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
@@ -15,6 +14,7 @@ import { createLogger } from '../../lib/logger.ts';
 import { buildChain } from '../../rules/fairness/chain.ts';
 import { type ChainSource, decide, evolve, initialState, sequenceOf } from '../../rules/rounds/decider.ts';
 import type { RoundFinished } from '../../rules/rounds/round.ts';
+import { loadConfig } from '../../tests/support/config.ts';
 import { createAppender } from './appender.ts';
 import { recoverStates } from './log-tail.ts';
 import { createMetrics } from './metrics.ts';

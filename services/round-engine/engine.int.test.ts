@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.ts';
 import { createKafka, partitionOffsets, readRange } from '../../lib/log/kafka.ts';
 import { decodeRound } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
@@ -16,6 +15,7 @@ import { verifyRound } from '../../rules/fairness/verify.ts';
 import { GAME_SLUGS } from '../../rules/games/catalog.ts';
 import { ROUND_ID_BASE } from '../../rules/rounds/decider.ts';
 import type { RoundFinished } from '../../rules/rounds/round.ts';
+import { loadConfig } from '../../tests/support/config.ts';
 import { buildRoundEngine, type RoundEngine } from './engine.ts';
 import { recoverStates } from './log-tail.ts';
 

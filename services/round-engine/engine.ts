@@ -8,7 +8,6 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kafka } from 'kafkajs';
-import type { Config } from '../../lib/config.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
@@ -23,13 +22,14 @@ import {
   sequenceOf,
 } from '../../rules/rounds/decider.ts';
 import { type Appender, createAppender } from './appender.ts';
+import type { EngineConfig } from './config.ts';
 import { buildEngineHttp, type FairnessInfo } from './http.ts';
 import { recoverStates } from './log-tail.ts';
 import { createMetrics } from './metrics.ts';
 import { loadServerSeed } from './seed.ts';
 
 export interface RoundEngineDeps {
-  readonly config: Config;
+  readonly config: EngineConfig;
   readonly kafka: Kafka;
   readonly logger: Logger;
   /** Unix ms; Date.now by default. */
@@ -120,7 +120,7 @@ export function buildRoundEngine(deps: RoundEngineDeps): RoundEngine {
     states: () => [...states.values()],
     fairness,
     async start() {
-      await http.listen({ host: config.api.host, port: config.engine.port });
+      await http.listen({ host: config.ops.host, port: config.engine.port });
       const addr = http.server.address();
       boundPort = typeof addr === 'object' && addr ? addr.port : undefined;
       const { seed, source } = await loadServerSeed(config.engine, logger);

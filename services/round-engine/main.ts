@@ -4,16 +4,16 @@
  * appended.
  */
 
-import { loadConfig } from '../../lib/config.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { loadEngineConfig } from './config.ts';
 import { buildRoundEngine } from './engine.ts';
 
-const config = loadConfig();
-const logger = createLogger('round-engine', config.logLevel);
+const config = loadEngineConfig();
+const logger = createLogger('round-engine', config.process.logLevel);
 // A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
-holdSignals(logger, config.shutdownTimeoutMs);
+holdSignals(logger, config.process.shutdownTimeoutMs);
 const kafka = createKafka(config, 'round-engine', logger);
 const engine = buildRoundEngine({
   config,
@@ -34,4 +34,4 @@ try {
   process.exit(1);
 }
 
-onShutdown(logger, () => engine.stop(), { timeoutMs: config.shutdownTimeoutMs });
+onShutdown(logger, () => engine.stop(), { timeoutMs: config.process.shutdownTimeoutMs });

@@ -4,9 +4,10 @@
  * 0600, directory 0700) and reused on every later start, so the published commitments stay valid
  * across restarts. The seed is never logged.
  */
-import type { Config } from '../../lib/config.ts';
+
 import type { Logger } from '../../lib/logger.ts';
 import { loadOrCreateSecret } from '../../lib/secret-file.ts';
+import type { EngineConfig } from './config.ts';
 
 /**
  * The server seed as 32 bytes.
@@ -15,7 +16,7 @@ import { loadOrCreateSecret } from '../../lib/secret-file.ts';
  *   file-system errors other than a missing file are passed on.
  */
 export async function loadServerSeed(
-  engine: Pick<Config['engine'], 'serverSeed' | 'seedFile'>,
+  engine: Pick<EngineConfig['engine'], 'serverSeed' | 'seedFile'>,
   logger: Logger,
 ): Promise<{ seed: Buffer; source: 'config' | 'file' | 'created' }> {
   if (engine.serverSeed) return { seed: Buffer.from(engine.serverSeed, 'hex'), source: 'config' };

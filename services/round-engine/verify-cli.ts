@@ -11,7 +11,6 @@
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { Kafka } from 'kafkajs';
-import { loadConfig } from '../../lib/config.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { topicName } from '../../lib/log/topics.ts';
@@ -20,12 +19,13 @@ import { FairnessInputError } from '../../rules/errors.ts';
 import { type Verification, verifyReveal, verifyRound } from '../../rules/fairness/verify.ts';
 import { gameBySlug } from '../../rules/games/catalog.ts';
 import { extrasOf, type RoundFinished } from '../../rules/rounds/round.ts';
+import { loadEngineConfig } from './config.ts';
 import { findRound } from './log-tail.ts';
 
 export interface CliIo {
   readonly out: (line: string) => void;
   readonly err: (line: string) => void;
-  /** Builds the client for `--round`; by default from loadConfig() (the environment). */
+  /** Builds the client for `--round`; by default from loadEngineConfig() (the environment). */
   readonly kafka?: () => { kafka: Kafka; topic: string };
 }
 
@@ -106,7 +106,7 @@ export async function runVerify(argv: readonly string[], io: CliIo): Promise<num
 }
 
 function defaultKafka(): { kafka: Kafka; topic: string } {
-  const config = loadConfig();
+  const config = loadEngineConfig();
   return {
     kafka: createKafka(config, 'verify-cli', createLogger('verify-cli', 'error')),
     topic: topicName(config, 'rounds'),

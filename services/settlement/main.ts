@@ -3,7 +3,7 @@
  * starts the processor and its /health, /ready, /metrics (API_HOST, SETTLEMENT_HTTP_PORT), and on
  * SIGINT/SIGTERM stops after the batch in progress.
  */
-import { loadConfig } from '../../lib/config.ts';
+
 import { migrateWhenReachable } from '../../lib/db/migrate.ts';
 import { createSql } from '../../lib/db/pool.ts';
 import { startOpsServerFor } from '../../lib/http/ops.ts';
@@ -11,12 +11,13 @@ import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { ensureTopics } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { loadSettlementConfig } from './config.ts';
 import { buildSettlement } from './settlement.ts';
 
-const config = loadConfig();
-const logger = createLogger('settlement', config.logLevel);
+const config = loadSettlementConfig();
+const logger = createLogger('settlement', config.process.logLevel);
 // A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
-holdSignals(logger, config.shutdownTimeoutMs);
+holdSignals(logger, config.process.shutdownTimeoutMs);
 const sql = createSql(config, { max: 4 });
 const kafka = createKafka(config, 'settlement', logger);
 
@@ -29,7 +30,7 @@ try {
   const settlement = buildSettlement({ config, kafka, sql, logger });
   await settlement.start();
   // /health, /ready (consumer in its group and last database write succeeded), /metrics.
-  const http = await startOpsServerFor(settlement, config.api.host, config.settlement.httpPort);
+  const http = await startOpsServerFor(settlement, config.ops.host, config.settlement.httpPort);
   logger.info({ port: http.port }, 'settlement listening');
   onShutdown(
     logger,
@@ -38,7 +39,7 @@ try {
       await settlement.stop();
       await sql.end({ timeout: 5 });
     },
-    { timeoutMs: config.shutdownTimeoutMs },
+    { timeoutMs: config.process.shutdownTimeoutMs },
   );
 } catch (err) {
   logger.fatal({ err }, 'settlement failed to start');

@@ -5,11 +5,11 @@
  * once caught up, counts the records appended during the outage, and is 0 again after it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import type { OpsServer } from '../../lib/http/ops.ts';
 import { startOpsServerFor } from '../../lib/http/ops.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { loadConfig } from '../../tests/support/config.ts';
 import { sampleSum, samplesOf, sampleValue } from '../../tests/support/metrics.ts';
 import { waitFor } from '../../tests/support/poll.ts';
 import { TcpProxy } from '../../tests/support/projector.ts';

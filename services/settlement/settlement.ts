@@ -13,7 +13,6 @@
  * log, so a SIGKILL at any point neither loses nor doubles a BetSettled. One instance at a time.
  */
 import type { Kafka } from 'kafkajs';
-import type { Config } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import {
   buildCheckpointedConsumer,
@@ -28,6 +27,7 @@ import type { Logger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
 import type { FinishedRound } from '../../rules/bets/settle.ts';
 import { settleRoundsBatch, settleWalletBatch } from './batch.ts';
+import type { SettlementConfig } from './config.ts';
 import { createSettlementMetrics, type SettlementMetrics } from './metrics.ts';
 import { recoverOutbox } from './recovery.ts';
 import { SETTLEMENT_PROJECTION } from './store.ts';
@@ -36,7 +36,7 @@ import { SETTLEMENT_PROJECTION } from './store.ts';
 export const ROUNDS_LOOKBACK = 10_000n;
 
 export interface SettlementDeps {
-  readonly config: Pick<Config, 'kafka' | 'settlement' | 'db'>;
+  readonly config: Pick<SettlementConfig, 'kafka' | 'settlement' | 'db'>;
   readonly kafka: Kafka;
   readonly sql: Sql;
   readonly logger: Logger;

@@ -15,7 +15,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IHeaders, Producer } from 'kafkajs';
 import pRetry from 'p-retry';
-import type { Config } from '../../lib/config.ts';
 import type { CallbackClient } from '../../lib/http/callback-client.ts';
 import { topicName } from '../../lib/log/topics.ts';
 import { appendWalletEvents, type WalletEvent } from '../../lib/log/wallet-events.ts';
@@ -23,6 +22,7 @@ import type { Logger } from '../../lib/logger.ts';
 import { backoffDelayMs } from '../../rules/retry/schedule.ts';
 import { type Ack, buildRequest, type CallbackJob, type Verdict } from '../../rules/wallet/bodies.ts';
 import { betNotSent, betOutcome, failed, jobKey, succeeded } from '../../rules/wallet/plan.ts';
+import type { WalletSagaConfig } from './config.ts';
 import type { Directory } from './directory.ts';
 import type { SagaMetrics } from './metrics.ts';
 
@@ -36,7 +36,7 @@ export interface SourceRecord {
 }
 
 export interface ExecutorDeps {
-  readonly config: Pick<Config, 'kafka'>;
+  readonly config: Pick<WalletSagaConfig, 'kafka'>;
   readonly producer: Producer;
   readonly directory: Directory;
   readonly client: CallbackClient;

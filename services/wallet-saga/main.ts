@@ -5,7 +5,6 @@
  * disconnects. A fatal saga error exits 1 so a supervisor restarts it (the log re-drives the rest).
  */
 
-import { loadConfig } from '../../lib/config.ts';
 import { migrateWhenReachable } from '../../lib/db/migrate.ts';
 import { createSql } from '../../lib/db/pool.ts';
 import { startOpsServerFor } from '../../lib/http/ops.ts';
@@ -13,12 +12,13 @@ import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { ensureTopics } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { loadWalletSagaConfig } from './config.ts';
 import { buildWalletSaga } from './saga.ts';
 
-const config = loadConfig();
-const logger = createLogger('wallet-saga', config.logLevel);
+const config = loadWalletSagaConfig();
+const logger = createLogger('wallet-saga', config.process.logLevel);
 // A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
-holdSignals(logger, config.shutdownTimeoutMs);
+holdSignals(logger, config.process.shutdownTimeoutMs);
 const sql = createSql(config);
 const kafka = createKafka(config, 'wallet-saga', logger);
 
@@ -38,7 +38,7 @@ try {
   });
   await saga.start();
   // /health, /ready (in the consumer group and not failed), /metrics.
-  const ops = await startOpsServerFor(saga, config.api.host, config.walletSaga.httpPort);
+  const ops = await startOpsServerFor(saga, config.ops.host, config.walletSaga.httpPort);
   logger.info({ port: ops.port }, 'wallet saga listening');
 
   onShutdown(
@@ -48,7 +48,7 @@ try {
       await saga.stop();
       await sql.end({ timeout: 5 });
     },
-    { timeoutMs: config.shutdownTimeoutMs },
+    { timeoutMs: config.process.shutdownTimeoutMs },
   );
 } catch (err) {
   logger.fatal({ err }, 'wallet saga failed to start');

@@ -16,7 +16,6 @@
  * and refunded (its RollbackRequested is on the log), never settled.
  */
 import type { Consumer, Kafka, Producer } from 'kafkajs';
-import type { Config } from '../../lib/config.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import { type CallbackClient, createCallbackClient } from '../../lib/http/callback-client.ts';
 import { trackConsumerLag } from '../../lib/log/consumer-lag.ts';
@@ -25,13 +24,14 @@ import { decodeWalletEvent } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { CallbackJob } from '../../rules/wallet/bodies.ts';
 import { jobKey, planJob } from '../../rules/wallet/plan.ts';
+import type { WalletSagaConfig } from './config.ts';
 import { createDirectory, type Directory } from './directory.ts';
 import { type ExecutorDeps, executeJob } from './executor.ts';
 import { createSagaMetrics, type SagaMetrics } from './metrics.ts';
 import { KeyedScheduler } from './scheduler.ts';
 
 export interface WalletSagaDeps {
-  readonly config: Pick<Config, 'kafka' | 'walletSaga'>;
+  readonly config: Pick<WalletSagaConfig, 'kafka' | 'walletSaga' | 'deadLetters'>;
   readonly kafka: Kafka;
   readonly sql: Sql;
   readonly logger: Logger;
@@ -87,7 +87,7 @@ export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
   const parkedBacklog = trackConsumerLag({
     ...lagOptions,
     name: 'wallet-replay',
-    groupId: config.walletSaga.replayGroup,
+    groupId: config.deadLetters.walletReplayGroup,
     topics: [topicName(config, 'walletDeadLetter')],
   });
   let joined = false;

@@ -10,11 +10,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../lib/config.ts';
 import { createSql } from '../../lib/db/pool.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { loadConfig } from '../support/config.ts';
 import { waitFor } from '../support/poll.ts';
 import {
   devCertDir,

@@ -6,7 +6,6 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newSigningSecret } from '../../lib/auth/secrets.ts';
-import { type Config, loadConfig } from '../../lib/config.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createKafka, partitionOffsets, readRange } from '../../lib/log/kafka.ts';
 import { topicName } from '../../lib/log/topics.ts';
@@ -15,6 +14,7 @@ import { createLogger } from '../../lib/logger.ts';
 import type { RetryPolicy } from '../../rules/retry/schedule.ts';
 import { type ReconcileReport, reconcile } from '../../services/operator-sandbox/reconcile.ts';
 import { registerSandboxOperator } from '../../services/operator-sandbox/register.ts';
+import { type Config, loadConfig } from '../support/config.ts';
 
 /** How long the saga caches an operator row in the stack (WALLET_SAGA_CACHE_MS), ms. */
 const OPERATOR_CACHE_MS = 200;

@@ -7,10 +7,10 @@
  * namespace of its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Config, loadConfig } from '../../lib/config.ts';
 import { createSql } from '../../lib/db/pool.ts';
 import { partitionOffsets } from '../../lib/log/kafka.ts';
 import { topicName } from '../../lib/log/topics.ts';
+import { type Config, loadConfig } from '../support/config.ts';
 import {
   createDrillEnv,
   type DrillEnv,

@@ -275,7 +275,7 @@ describe('dead-letters replay', () => {
     const admin = e.kafka.admin();
     await admin.connect();
     const [committed] = await admin.fetchOffsets({
-      groupId: e.config.walletSaga.replayGroup,
+      groupId: e.config.deadLetters.walletReplayGroup,
       topics: [topics().walletDlq],
     });
     const dlqEnds = await admin.fetchTopicOffsets(topics().walletDlq);

@@ -38,7 +38,7 @@ export interface AccessTestApi extends AuthTestApi {
   count(table: 'access_sessions' | 'operators' | 'free_bets' | 'access_round_bets'): Promise<number>;
 }
 
-/** Starts the API; `overrides` are lib/config.ts settings. */
+/** Starts the API; `overrides` are settings (environment variable names) of tests/support/config.ts. */
 export async function startAccessTestApi(
   overrides: Record<string, string | number> = {},
 ): Promise<AccessTestApi> {

@@ -4,12 +4,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { type Config, loadConfig } from '../../lib/config.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createLogger, type Logger } from '../../lib/logger.ts';
 import { type GameSlug, gameBySlug } from '../../rules/games/catalog.ts';
 import { buildApi } from '../../services/api/app.ts';
+import { type Config, loadConfig } from './config.ts';
 
 export interface TestApi {
   readonly app: FastifyInstance;
@@ -21,7 +21,7 @@ export interface TestApi {
 
 /**
  * Builds the API against `t_api_<random>` with the migrations applied, unless `migrated` is
- * false (for a database that cannot be reached). `overrides` are lib/config.ts settings; `logger`
+ * false (for a database that cannot be reached). `overrides` are settings (environment variable names) of tests/support/config.ts; `logger`
  * replaces the silent one (tests that check log lines).
  */
 export async function startTestApi(
@@ -36,7 +36,7 @@ export async function startTestApi(
   const app = await buildApi({
     config,
     sql,
-    logger: options.logger ?? createLogger('api-test', config.logLevel),
+    logger: options.logger ?? createLogger('api-test', config.process.logLevel),
     ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }),
   });
   return {

@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Kafka, Producer } from 'kafkajs';
 import { type KeyTable, startKeyTable } from '../../lib/auth/key-table.ts';
-import { type Config, loadConfig } from '../../lib/config.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
@@ -16,6 +15,7 @@ import { createServiceRegistry } from '../../lib/metrics.ts';
 import { buildApi } from '../../services/api/app.ts';
 import { ensureAdminKey } from '../../services/api/auth/bootstrap.ts';
 import { LastUsed } from '../../services/api/auth/guard.ts';
+import { type Config, loadConfig } from './config.ts';
 
 export interface AuthTestApi {
   readonly app: FastifyInstance;
@@ -35,7 +35,7 @@ export interface AuthTestApi {
   close(): Promise<void>;
 }
 
-/** Starts the API with auth; `overrides` are lib/config.ts settings. */
+/** Starts the API with auth; `overrides` are settings (environment variable names) of tests/support/config.ts. */
 export async function startAuthTestApi(
   overrides: Record<string, string | number> = {},
   options: { logger?: Logger } = {},
@@ -52,7 +52,7 @@ export async function startAuthTestApi(
     AUTH_ADMIN_KEY: adminKey,
     ...overrides,
   });
-  const logger = options.logger ?? createLogger('auth-test', config.logLevel);
+  const logger = options.logger ?? createLogger('auth-test', config.process.logLevel);
   const sql: Sql = createSql(config, { max: 3 });
   await migrate(sql, config.db.schema);
   const kafka = createKafka(config, `test-auth-${id}`, createLogger('test', 'error'));

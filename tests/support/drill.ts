@@ -6,13 +6,13 @@
  * removes the topics and the schema, also after a failure.
  */
 import type { Kafka } from 'kafkajs';
-import { type Config, loadConfig } from '../../lib/config.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createKafka, partitionOffsets, readRange } from '../../lib/log/kafka.ts';
 import { decodeRound } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { type Config, loadConfig } from './config.ts';
 import { waitFor } from './poll.ts';
 import { freePort, type Service, startService, statusOf, uniqueId } from './processes.ts';
 

@@ -7,7 +7,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
 import { appendKeyEvent, type KeyEvent } from '../../lib/auth/key-events.ts';
-import { type Config, loadConfig } from '../../lib/config.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
@@ -15,6 +14,7 @@ import { createLogger } from '../../lib/logger.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
 import type { RoundFinished } from '../../rules/rounds/round.ts';
 import { buildEdge, type Edge, type Transport } from '../../services/edge/edge.ts';
+import { type Config, loadConfig } from './config.ts';
 import { until } from './poll.ts';
 import { syntheticRound } from './rounds-fixture.ts';
 
@@ -94,7 +94,7 @@ export async function startEdge(
 ): Promise<Edge> {
   const edge = buildEdge({
     config: { ...log.config, auth: { ...log.config.auth, ...auth } },
-    logger: createLogger('edge-test', log.config.logLevel),
+    logger: createLogger('edge-test', log.config.process.logLevel),
     ...(transports ? { transports } : {}),
   });
   await edge.start();

@@ -7,7 +7,6 @@ import { randomBytes } from 'node:crypto';
 import { type ClientReadableStream, Metadata, type ServiceError } from '@grpc/grpc-js';
 import Fastify from 'fastify';
 import { MemoryKeyTable } from '../../lib/auth/key-table.ts';
-import { type Config, loadConfig } from '../../lib/config.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
@@ -22,6 +21,7 @@ import {
   type RoundMsg,
 } from '../../services/edge/transports/grpc/proto.ts';
 import type { EdgeContext } from '../../services/edge/transports/transport.ts';
+import { type Config, loadConfig } from './config.ts';
 
 export interface TestGrpc {
   readonly transport: GrpcTransport;
@@ -50,7 +50,7 @@ export async function startTestGrpc(
     AUTH_REQUIRE_GRPC: 'false',
     ...options.overrides,
   });
-  const logger = createLogger('edge-test', config.logLevel);
+  const logger = createLogger('edge-test', config.process.logLevel);
   let sql: Sql | undefined;
   if (options.db) {
     sql = createSql(config, { max: 2 });

@@ -6,7 +6,6 @@
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Kafka, Message, Producer } from 'kafkajs';
-import { type Config, loadConfig } from '../../lib/config.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
@@ -15,6 +14,7 @@ import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/log/to
 import { createLogger } from '../../lib/logger.ts';
 import { GAMES, type GameSlug, gameBySlug } from '../../rules/games/catalog.ts';
 import type { RoundFinished, RoundResult } from '../../rules/rounds/round.ts';
+import { type Config, loadConfig } from './config.ts';
 import { type Service, startService } from './processes.ts';
 
 const RESULTS: Record<GameSlug, (seq: number) => RoundResult> = {

@@ -6,7 +6,6 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { type Config, loadConfig } from '../../lib/config.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import { signHeaders } from '../../lib/http/callback-client.ts';
@@ -20,6 +19,7 @@ import {
   SANDBOX_MIGRATIONS_DIR,
 } from '../../services/operator-sandbox/app.ts';
 import { FORM_A_PATHS } from '../../services/operator-sandbox/callbacks.ts';
+import { type Config, loadConfig } from './config.ts';
 
 export interface Reply {
   readonly status: number;
@@ -69,7 +69,7 @@ export function errorMessage(r: Reply): string {
   return typeof e?.message === 'string' ? e.message : '';
 }
 
-/** Starts a sandbox on a fresh schema; `overrides` are lib/config.ts settings. */
+/** Starts a sandbox on a fresh schema; `overrides` are settings (environment variable names) of tests/support/config.ts. */
 export async function startTestSandbox(
   overrides: Record<string, string | number> = {},
   options: { random?: () => number } = {},
@@ -87,7 +87,7 @@ export async function startTestSandbox(
   const app = await buildOperatorSandbox({
     config,
     sql,
-    logger: createLogger('sandbox-test', config.logLevel),
+    logger: createLogger('sandbox-test', config.process.logLevel),
     ...(options.random ? { random: options.random } : {}),
   });
   const headersFor = (payload: string, key: string, at: Date): Record<string, string> => ({

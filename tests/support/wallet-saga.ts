@@ -9,7 +9,6 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import { Webhook } from 'standardwebhooks';
-import { type Config, loadConfig } from '../../lib/config.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
@@ -23,6 +22,7 @@ import {
 } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { toDecimalString, toMinor } from '../../rules/money/money.ts';
+import { type Config, loadConfig } from './config.ts';
 
 export type Kind = 'bet' | 'win' | 'rollback';
 /** What the operator does with one request (before its ledger logic). */

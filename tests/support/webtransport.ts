@@ -9,10 +9,10 @@ import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import type { Producer } from 'kafkajs';
 import type { Page } from 'playwright-core';
-import { type Config, loadConfig } from '../../lib/config.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { type Config, loadConfig } from './config.ts';
 import { waitFor as pollUntil } from './poll.ts';
 import { devCertDir, startWebTransportEdge, uniqueId } from './processes.ts';
 

@@ -14,12 +14,12 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Producer } from 'kafkajs';
-import type { Config } from '../../../lib/config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { appendWalletEvents, type BetPlaced, walletKey } from '../../../lib/log/wallet-events.ts';
 import { gameBySlug } from '../../../rules/games/catalog.ts';
 import { betTxId, toMajorNumber, toMinor } from '../../../rules/money/money.ts';
 import { ROUND_ID_BASE } from '../../../rules/rounds/decider.ts';
+import type { ApiConfig } from '../config.ts';
 import { ConflictError, InsufficientFundsError, InvalidInputError } from '../errors.ts';
 import { demoBalanceMinor } from './balance.ts';
 import { type PlayerSession, requirePlayer } from './guards.ts';
@@ -28,7 +28,7 @@ import { playSchemas } from './schemas.ts';
 import { selectionFor } from './selection.ts';
 
 export interface BetDeps {
-  readonly config: Pick<Config, 'kafka'>;
+  readonly config: Pick<ApiConfig, 'kafka'>;
   readonly sql: Sql;
   readonly producer: Producer;
   readonly now: () => number;

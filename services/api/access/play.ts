@@ -8,10 +8,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Producer } from 'kafkajs';
 import { newPlayerToken, sha256 } from '../../../lib/auth/secrets.ts';
-import type { Config } from '../../../lib/config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { appendAccessEvent } from '../../../lib/log/wallet-events.ts';
 import { toMajorNumber } from '../../../rules/money/money.ts';
+import type { ApiConfig } from '../config.ts';
 import { GoneError, NotFoundError } from '../errors.ts';
 import { type fetchOperatorBalance, playerBalance } from './balance.ts';
 import { requirePlayer } from './guards.ts';
@@ -19,7 +19,7 @@ import { openBody, parseInput } from './input.ts';
 import { playSchemas } from './schemas.ts';
 
 export interface PlayDeps {
-  readonly config: Pick<Config, 'kafka'>;
+  readonly config: Pick<ApiConfig, 'kafka'>;
   readonly sql: Sql;
   readonly producer: Producer;
   readonly now: () => number;

@@ -9,11 +9,11 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Producer } from 'kafkajs';
 import { newLaunchCode, newSessionToken, sha256 } from '../../../lib/auth/secrets.ts';
-import type { Config } from '../../../lib/config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { appendAccessEvent, type SessionCreated } from '../../../lib/log/wallet-events.ts';
 import { gameBySlug } from '../../../rules/games/catalog.ts';
 import { toMinor } from '../../../rules/money/money.ts';
+import type { ApiConfig } from '../config.ts';
 import { NotFoundError } from '../errors.ts';
 import { requireOperator } from './guards.ts';
 import { parseInput, requestAccessBody } from './input.ts';
@@ -25,7 +25,7 @@ export const DEMO_START_MINOR = 100_000;
 export const DEFAULT_LANG = 'en';
 
 export interface RequestAccessDeps {
-  readonly config: Pick<Config, 'kafka' | 'access'>;
+  readonly config: Pick<ApiConfig, 'kafka' | 'access'>;
   readonly sql: Sql;
   readonly producer: Producer;
   readonly now: () => number;

@@ -9,8 +9,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Producer } from 'kafkajs';
 import type { KeyLookup } from '../../../lib/auth/key-table.ts';
-import type { Config } from '../../../lib/config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
+import type { ApiConfig } from '../config.ts';
 import { problemForError } from '../errors.ts';
 import { fetchOperatorBalance } from './balance.ts';
 import { betRoute } from './bets.ts';
@@ -20,7 +20,7 @@ import { requestAccessRoute } from './request-access.ts';
 import { sessionRoutes } from './sessions.ts';
 
 export interface AccessDeps {
-  readonly config: Pick<Config, 'kafka' | 'access'>;
+  readonly config: Pick<ApiConfig, 'kafka' | 'access'>;
   /** Pool on the read-model schema (operators, access_sessions, free_bets, wallet read models). */
   readonly sql: Sql;
   /** Producer for `access-sessions` and `wallet-transactions` (idempotent, acks all). */

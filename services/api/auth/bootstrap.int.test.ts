@@ -7,10 +7,10 @@ import type { Kafka, Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type KeyTable, startKeyTable } from '../../../lib/auth/key-table.ts';
 import { authenticate } from '../../../lib/auth/verifier.ts';
-import { type Config, loadConfig } from '../../../lib/config.ts';
 import { createKafka } from '../../../lib/log/kafka.ts';
 import { topicName } from '../../../lib/log/topics.ts';
 import { createLogger } from '../../../lib/logger.ts';
+import { type Config, loadConfig } from '../../../tests/support/config.ts';
 import { ensureAdminKey } from './bootstrap.ts';
 
 const logger = createLogger('test', 'silent');

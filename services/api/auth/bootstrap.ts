@@ -8,14 +8,14 @@ import type { Producer } from 'kafkajs';
 import { newKeyId, newSecret, secretHash } from '../../../lib/auth/credentials.ts';
 import { appendKeyEvent } from '../../../lib/auth/key-events.ts';
 import type { KeyTable } from '../../../lib/auth/key-table.ts';
-import type { Config } from '../../../lib/config.ts';
+import type { ApiConfig } from '../config.ts';
 
 /**
  * @param print where the generated secret goes (default: process.stdout).
  * @returns what happened: the configured key existed or was registered, a key was generated, or nothing.
  */
 export async function ensureAdminKey(deps: {
-  config: Pick<Config, 'kafka' | 'auth'>;
+  config: Pick<ApiConfig, 'kafka' | 'auth'>;
   table: KeyTable;
   producer: Producer;
   now: number;

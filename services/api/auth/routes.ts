@@ -11,8 +11,8 @@ import type { KeyRecord, KeyTable } from '../../../lib/auth/key-table.ts';
 import { normalizeOrigin } from '../../../lib/auth/origins.ts';
 import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../../lib/auth/scopes.ts';
 import { issueToken, TOKEN_TTL_S } from '../../../lib/auth/tokens.ts';
-import type { Config } from '../../../lib/config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
+import type { ApiConfig } from '../config.ts';
 import { AuthError, InvalidInputError, NotFoundError } from '../errors.ts';
 import {
   BROWSER_KEY_RATE_LIMIT,
@@ -32,7 +32,7 @@ import {
 } from './schemas.ts';
 
 export interface AuthRouteDeps {
-  readonly config: Pick<Config, 'kafka'>;
+  readonly config: Pick<ApiConfig, 'kafka'>;
   /** The read model (api_keys) for `last_used` written by other API processes. */
   readonly sql: Sql;
   readonly table: KeyTable;

@@ -10,11 +10,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Producer } from 'kafkajs';
-import type { Config } from '../../../lib/config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { encodeRound } from '../../../lib/log/rounds-codec.ts';
 import { topicName } from '../../../lib/log/topics.ts';
 import { extrasOf, type RoundFinished, roundValue } from '../../../rules/rounds/round.ts';
+import type { ApiConfig } from '../config.ts';
 import { ConflictError, InvalidInputError } from '../errors.ts';
 import { parseRoundPost } from './input.ts';
 
@@ -61,7 +61,7 @@ function fingerprint(r: RoundFinished) {
 }
 
 export function ingestRoutes(deps: {
-  config: Pick<Config, 'kafka'>;
+  config: Pick<ApiConfig, 'kafka'>;
   sql: Sql;
   producer: Producer;
 }): FastifyPluginAsync {

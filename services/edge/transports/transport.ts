@@ -5,17 +5,17 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Kafka } from 'kafkajs';
-import type { Config } from '../../../lib/config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import type { StreamAccess } from '../../../lib/stream/access.ts';
 import type { FanOutHub } from '../../../lib/stream/hub.ts';
 import type { EdgeMetrics } from '../../../lib/stream/metrics.ts';
+import type { EdgeConfig } from '../config.ts';
 
 /** What a transport gets at start. */
 export interface EdgeContext {
   readonly hub: FanOutHub;
-  readonly config: Config;
+  readonly config: EdgeConfig;
   readonly logger: Logger;
   readonly kafka: Kafka;
   readonly metrics: EdgeMetrics;

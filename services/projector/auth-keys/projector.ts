@@ -10,7 +10,6 @@ import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import { decodeKeyEvent, type KeyEvent } from '../../../lib/auth/key-events.ts';
-import type { Config } from '../../../lib/config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import {
   buildCheckpointedConsumer,
@@ -18,6 +17,7 @@ import {
 } from '../../../lib/log/checkpointed-consumer.ts';
 import type { ConsumerSpec } from '../../../lib/log/consumer-spec.ts';
 import type { Logger } from '../../../lib/logger.ts';
+import type { ProjectorConfig } from '../config.ts';
 import { foldKeyEvents } from './projection.ts';
 import { writeKeyPatches } from './store.ts';
 
@@ -40,7 +40,7 @@ export type AuthKeysProjector = CheckpointedConsumer;
 
 /** Builds the projector; its group is `${PROJECTOR_GROUP}-auth-keys-<uuid>`. */
 export function buildAuthKeysProjector(deps: {
-  config: Pick<Config, 'kafka' | 'projector' | 'db'>;
+  config: Pick<ProjectorConfig, 'kafka' | 'projector' | 'db'>;
   kafka: Kafka;
   sql: Sql;
   logger: Logger;

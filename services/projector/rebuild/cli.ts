@@ -9,10 +9,10 @@
 import { Argument, Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { Kafka } from 'kafkajs';
 import { pino } from 'pino';
-import { type Config, loadConfig } from '../../../lib/config.ts';
 import { createSql, type Sql } from '../../../lib/db/pool.ts';
 import { createKafka } from '../../../lib/log/kafka.ts';
 import { createLogger, type Logger } from '../../../lib/logger.ts';
+import { loadProjectorConfig, type ProjectorConfig } from '../config.ts';
 import type { Comparison } from './compare.ts';
 import { RebuildError } from './errors.ts';
 import { READ_MODELS } from './models.ts';
@@ -86,15 +86,15 @@ export async function runRebuildCli(
     verbose?: boolean;
   }>();
   const say = (s: string) => io.stderr.write(`${s}\n`);
-  let config: Config;
+  let config: ProjectorConfig;
   try {
-    config = loadConfig(deps.env ?? process.env);
+    config = loadProjectorConfig(deps.env ?? process.env);
   } catch (err) {
     say(`rebuild: ${(err as Error).message}`);
     return 2;
   }
   const logger =
-    deps.logger ?? createLogger('rebuild', o.verbose ? config.logLevel : 'warn', pino.destination(2));
+    deps.logger ?? createLogger('rebuild', o.verbose ? config.process.logLevel : 'warn', pino.destination(2));
   const sql = deps.sql ?? createSql(config, { max: 3 });
   const kafka = deps.kafka ?? createKafka(config, 'rebuild', logger);
   const progress = createProgressPrinter(io.stderr, name);

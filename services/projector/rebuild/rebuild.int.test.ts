@@ -9,11 +9,11 @@
 import { PassThrough } from 'node:stream';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../lib/config.ts';
 import { createSql } from '../../../lib/db/pool.ts';
 import { partitionOffsets } from '../../../lib/log/kafka.ts';
 import { topicName } from '../../../lib/log/topics.ts';
 import { createLogger } from '../../../lib/logger.ts';
+import { loadConfig } from '../../../tests/support/config.ts';
 import { waitFor } from '../../../tests/support/poll.ts';
 import {
   appendBets,

@@ -9,10 +9,10 @@
  * offsets it had, with nothing lost or doubled.
  */
 import type { Kafka } from 'kafkajs';
-import type { Config } from '../../../lib/config.ts';
 import { isConnectionError, type Sql } from '../../../lib/db/pool.ts';
 import { topicName } from '../../../lib/log/topics.ts';
 import type { Logger } from '../../../lib/logger.ts';
+import type { ProjectorConfig } from '../config.ts';
 import { type Comparison, compareTables, tableShapes } from './compare.ts';
 import { RebuildError } from './errors.ts';
 import { createFollower, type Follower } from './follower.ts';
@@ -34,7 +34,7 @@ export type RebuildProgress =
   | { readonly phase: 'step'; readonly message: string };
 
 export interface RebuildOptions {
-  readonly config: Config;
+  readonly config: ProjectorConfig;
   readonly kafka: Kafka;
   /** Pool on the live schema (`config.db.schema`); not ended here. */
   readonly sql: Sql;
@@ -93,7 +93,11 @@ function readModel(name: string): ReadModel {
 }
 
 /** Low offset and existence of `topic`. @throws RebuildError BROKER_UNREACHABLE or TOPIC_MISSING. */
-async function topicStart(kafka: Kafka, config: Config, topic: string): Promise<Map<number, bigint>> {
+async function topicStart(
+  kafka: Kafka,
+  config: ProjectorConfig,
+  topic: string,
+): Promise<Map<number, bigint>> {
   const admin = kafka.admin();
   try {
     await admin.connect();

@@ -8,9 +8,10 @@
  * `<schema>__retired_<model>` receives the replaced live tables at the swap (dropped after the
  * comparison, kept when it found differences).
  */
-import type { Config } from '../../../lib/config.ts';
+
 import { migrate } from '../../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../../lib/db/pool.ts';
+import type { ProjectorConfig } from '../config.ts';
 import { RebuildError } from './errors.ts';
 import type { ReadModel } from './models.ts';
 
@@ -24,7 +25,7 @@ export interface RebuildSchemas {
 /** Postgres truncates longer identifiers silently (NAMEDATALEN - 1). */
 const MAX_IDENTIFIER_BYTES = 63;
 
-/** `"name"`, for identifiers that lib/config.ts already limited to [a-z0-9_]. */
+/** `"name"`, for identifiers that lib/config/core.ts (sqlIdentifier) already limited to [a-z0-9_]. */
 export const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 /** `"schema"."table"`. */
 export const qualified = (schema: string, table: string) => `${ident(schema)}.${ident(table)}`;
@@ -85,7 +86,7 @@ export async function createShadow(sql: Sql, schemas: RebuildSchemas): Promise<v
 }
 
 /** A small pool on the same database whose search_path is `schema`. */
-export function poolFor(config: Pick<Config, 'db'>, schema: string, max = 2): Sql {
+export function poolFor(config: Pick<ProjectorConfig, 'db'>, schema: string, max = 2): Sql {
   return createSql({ db: { ...config.db, schema } }, { max });
 }
 

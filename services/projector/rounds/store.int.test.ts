@@ -4,10 +4,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../lib/config.ts';
 import { readCheckpoints } from '../../../lib/db/checkpoints.ts';
 import { migrate } from '../../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../../lib/db/pool.ts';
+import { loadConfig } from '../../../tests/support/config.ts';
 import { sampleRound } from '../../../tests/support/projector.ts';
 import { type OffsetEvent, writeChunk } from './store.ts';
 

@@ -9,7 +9,6 @@
  */
 import type { Kafka } from 'kafkajs';
 import type { Registry } from 'prom-client';
-import type { Config } from '../../../lib/config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import {
   buildCheckpointedConsumer,
@@ -18,6 +17,7 @@ import {
 import type { ConsumerSpec } from '../../../lib/log/consumer-spec.ts';
 import { decodeWalletEvent, type WalletEvent } from '../../../lib/log/wallet-events.ts';
 import type { Logger } from '../../../lib/logger.ts';
+import type { ProjectorConfig } from '../config.ts';
 import { projectWallet } from './projection.ts';
 import { writeWallet } from './store.ts';
 
@@ -41,7 +41,7 @@ export type WalletProjector = CheckpointedConsumer;
 
 /** Builds the projector; nothing connects until `start()`. */
 export function buildWalletProjector(deps: {
-  config: Pick<Config, 'kafka' | 'projector' | 'db'>;
+  config: Pick<ProjectorConfig, 'kafka' | 'projector' | 'db'>;
   kafka: Kafka;
   sql: Sql;
   logger: Logger;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config.ts';
-import { ConfigError } from './errors.ts';
+import { ConfigError } from '../lib/errors.ts';
+import { loadConfig } from './support/config.ts';
 
 describe('loadConfig', () => {
   it('gives the documented defaults for an empty environment', () => {

@@ -1,0 +1,38 @@
+/**
+ * The edge's configuration (lib/config/core.ts).
+ *
+ * Its own settings: GRPC_HOST / GRPC_PORT, the gRPC listener, service datastream.DataStream
+ * (127.0.0.1 / 50051, seed 000 "{grpc_host}:50051"; 0 = any free port); GRPC_MAX_BUFFER_BYTES, a gRPC
+ * stream whose unsent bytes pass this is ended with RESOURCE_EXHAUSTED (1 MiB).
+ * Shared: EDGE_*, KAFKA_*, TOPIC_*, DATABASE_*, AUTH_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS (lib/config/shared.ts).
+ */
+import { configLoader, host, int, port, section } from '../../lib/config/core.ts';
+import {
+  authSection,
+  dbSection,
+  edgeSection,
+  kafkaSection,
+  processSection,
+} from '../../lib/config/shared.ts';
+
+export const grpcSection = section({
+  name: 'grpc',
+  prefixes: ['GRPC_'],
+  shape: {
+    GRPC_HOST: host.default('127.0.0.1'),
+    GRPC_PORT: port.default(50051),
+    GRPC_MAX_BUFFER_BYTES: int(1024, 1 << 30).default(1 << 20),
+  },
+  build: (r) => ({ host: r.GRPC_HOST, port: r.GRPC_PORT, maxBufferBytes: r.GRPC_MAX_BUFFER_BYTES }),
+});
+
+/** The edge's validated, frozen configuration. @throws ConfigError naming each bad or unknown setting. */
+export const loadEdgeConfig = configLoader([
+  kafkaSection,
+  dbSection,
+  processSection,
+  authSection,
+  edgeSection,
+  grpcSection,
+]);
+export type EdgeConfig = ReturnType<typeof loadEdgeConfig>;

@@ -1,0 +1,50 @@
+/**
+ * The operator sandbox's configuration (lib/config/core.ts).
+ *
+ * Its own settings (environment variable → meaning, default):
+ * - SANDBOX_HOST / SANDBOX_PORT: the reference operator wallet (127.0.0.1 / 8090; 0 = any free port).
+ *   Its /_sandbox/* admin routes are unauthenticated: keep it on loopback.
+ * - SANDBOX_SIGNING_SECRET: the Standard Webhooks secret (`whsec_` + base64) callbacks must be signed with.
+ *   Empty: derived from 32 random bytes created once in SANDBOX_SECRET_FILE (never a fixed dev secret).
+ * - SANDBOX_SECRET_FILE: where a generated sandbox signing key is kept (.data/sandbox/signing-secret).
+ * - SANDBOX_DB_SCHEMA: Postgres schema of the sandbox's own ledger (sandbox).
+ * - SANDBOX_INITIAL_BALANCE: balance of an account at first sight, major units with at most two
+ *   decimals (1000.00).
+ * Shared: DATABASE_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS (lib/config/shared.ts).
+ */
+import { z } from 'zod';
+import { configLoader, dataPath, host, port, section, sqlIdentifier } from '../../lib/config/core.ts';
+import { dbSection, processSection } from '../../lib/config/shared.ts';
+
+export const sandboxSection = section({
+  name: 'sandbox',
+  prefixes: ['SANDBOX_'],
+  shape: {
+    SANDBOX_HOST: host.default('127.0.0.1'),
+    SANDBOX_PORT: port.default(8090),
+    SANDBOX_SIGNING_SECRET: z
+      .string()
+      .regex(/^(whsec_[A-Za-z0-9+/]+={0,2})?$/, 'whsec_ followed by base64')
+      .default(''),
+    SANDBOX_SECRET_FILE: dataPath('sandbox', 'signing-secret'),
+    SANDBOX_DB_SCHEMA: sqlIdentifier.default('sandbox'),
+    SANDBOX_INITIAL_BALANCE: z
+      .string()
+      .regex(/^\d{1,13}(\.\d{1,2})?$/, 'a non-negative decimal with at most two decimals')
+      .default('1000.00'),
+  },
+  build: (r) => ({
+    host: r.SANDBOX_HOST,
+    port: r.SANDBOX_PORT,
+    /** `whsec_…`, or '' when the key comes from `secretFile`. */
+    signingSecret: r.SANDBOX_SIGNING_SECRET,
+    secretFile: r.SANDBOX_SECRET_FILE,
+    dbSchema: r.SANDBOX_DB_SCHEMA,
+    /** Balance of a new account, minor units. */
+    initialBalanceMinor: Math.round(Number(r.SANDBOX_INITIAL_BALANCE) * 100),
+  }),
+});
+
+/** The sandbox's validated, frozen configuration. @throws ConfigError naming each bad or unknown setting. */
+export const loadSandboxConfig = configLoader([dbSection, processSection, sandboxSection]);
+export type SandboxConfig = ReturnType<typeof loadSandboxConfig>;

@@ -1,0 +1,50 @@
+/**
+ * The round engine's configuration (lib/config/core.ts).
+ *
+ * Its own settings (environment variable → meaning, default):
+ * - ROUND_SPEED: round cadence factor, 2 = twice as fast (1).
+ * - ROUND_GAMES: comma-separated slugs the round engine runs (all four).
+ * - ROUND_SERVER_SEED: 64 hex chars, the secret from which every hash chain derives; when empty
+ *   the engine creates one in ROUND_SEED_FILE at first start.
+ * - ROUND_SEED_FILE: where a generated server seed is kept (.data/round-engine/server-seed).
+ * - ROUND_CHAIN_LENGTH: rounds per hash chain before a new epoch starts (100000).
+ * - ROUND_ENGINE_PORT: the engine's health/fairness HTTP port on API_HOST (8081; 0 = any free port).
+ * Shared: KAFKA_*, TOPIC_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, API_HOST (lib/config/shared.ts).
+ */
+
+import { z } from 'zod';
+import { configLoader, dataPath, int, port, section } from '../../lib/config/core.ts';
+import { kafkaSection, opsSection, processSection } from '../../lib/config/shared.ts';
+import { GAME_SLUGS } from '../../rules/games/catalog.ts';
+
+export const engineSection = section({
+  name: 'engine',
+  prefixes: ['ROUND_'],
+  shape: {
+    ROUND_SPEED: z.coerce.number().positive().max(1000).default(1),
+    ROUND_GAMES: z
+      .string()
+      .transform((s) => s.split(',').map((p) => p.trim()))
+      .pipe(z.array(z.enum(GAME_SLUGS)).min(1))
+      .default([...GAME_SLUGS]),
+    ROUND_SERVER_SEED: z
+      .string()
+      .regex(/^([0-9a-f]{64})?$/, '64 lower-case hex characters')
+      .default(''),
+    ROUND_SEED_FILE: dataPath('round-engine', 'server-seed'),
+    ROUND_CHAIN_LENGTH: int(10, 10_000_000).default(100_000),
+    ROUND_ENGINE_PORT: port.default(8081),
+  },
+  build: (r) => ({
+    speed: r.ROUND_SPEED,
+    games: r.ROUND_GAMES as readonly (typeof GAME_SLUGS)[number][],
+    serverSeed: r.ROUND_SERVER_SEED,
+    seedFile: r.ROUND_SEED_FILE,
+    chainLength: r.ROUND_CHAIN_LENGTH,
+    port: r.ROUND_ENGINE_PORT,
+  }),
+});
+
+/** The engine's validated, frozen configuration. @throws ConfigError naming each bad or unknown setting. */
+export const loadEngineConfig = configLoader([kafkaSection, processSection, opsSection, engineSection]);
+export type EngineConfig = ReturnType<typeof loadEngineConfig>;
