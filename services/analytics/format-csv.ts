@@ -2,7 +2,9 @@
  * The report as CSV (RFC 4180): one tidy row per figure,
  * `game,section,key,observed,theoretical,note`, so a spreadsheet or pandas can pivot it.
  * Shares and edges are fractions (0.0198, not 1.98%); times are ISO 8601.
+ * Quoting and line endings are csv-stringify's.
  */
+import { stringify } from 'csv-stringify/sync';
 import type { AnalyticsReport } from './fold.ts';
 
 type Cell = string | number | null | undefined;
@@ -16,12 +18,6 @@ type Row = readonly [
 ];
 
 export const CSV_HEADER = ['game', 'section', 'key', 'observed', 'theoretical', 'note'] as const;
-
-function cell(v: Cell): string {
-  if (v === null || v === undefined) return '';
-  const s = typeof v === 'number' ? (Number.isFinite(v) ? String(v) : v > 0 ? 'Infinity' : '-Infinity') : v;
-  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-}
 
 function fitRows(
   game: string,
@@ -177,10 +173,17 @@ export function reportRows(r: AnalyticsReport): Row[] {
   return rows;
 }
 
-/** The report as CSV text with a header line and a final newline. */
+/**
+ * The report as CSV text: a header line, then every row with six cells (null and undefined are
+ * empty; numbers as JavaScript prints them), CRLF line ends including the last.
+ */
 export function toCsv(r: AnalyticsReport): string {
-  return [CSV_HEADER, ...reportRows(r)]
-    .map((row) => CSV_HEADER.map((_, i) => cell(row[i])).join(','))
-    .join('\r\n')
-    .concat('\r\n');
+  const rows = reportRows(r).map((row) => CSV_HEADER.map((_, i) => row[i]));
+  // A line break inside a cell is quoted whether it is CR or LF, not only the CRLF delimiter.
+  return stringify(rows, {
+    columns: [...CSV_HEADER],
+    header: true,
+    record_delimiter: 'windows',
+    quoted_match: /[\r\n]/,
+  });
 }

@@ -1,19 +1,51 @@
 /**
  * The report as plain-text tables for a terminal: a header with the range and the fairness
- * check, then one block per game, observed beside theory.
+ * check, then one block per game, observed beside theory. Tables are laid out by cli-table3.
  */
+import Table from 'cli-table3';
 import type { AnalyticsReport } from './fold.ts';
 import type { ChiSquare } from './stats/fit.ts';
 
-/** Left-aligned first column, right-aligned others, two spaces between columns. */
+/** No frame: columns two spaces apart and a dashed rule under the header, as `psql` prints. */
+const PLAIN = {
+  chars: {
+    top: '',
+    'top-mid': '',
+    'top-left': '',
+    'top-right': '',
+    bottom: '',
+    'bottom-mid': '',
+    'bottom-left': '',
+    'bottom-right': '',
+    left: '',
+    'left-mid': '',
+    mid: '-',
+    'mid-mid': '  ',
+    right: '',
+    'right-mid': '',
+    middle: '  ',
+  },
+  // No colours either: the report is also piped to files.
+  style: { head: [], border: [], compact: true, 'padding-left': 0, 'padding-right': 0 },
+};
+
+/**
+ * A plain-text table: left-aligned first column, right-aligned others, the header underlined.
+ * @returns the lines joined with `\n`, no trailing spaces and no final newline.
+ */
 export function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number)))
-      .join('  ')
-      .trimEnd();
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+  const t = new Table({
+    ...PLAIN,
+    head: [...header],
+    colAligns: header.map((_, i) => (i === 0 ? 'left' : 'right')),
+  });
+  t.push(...rows.map((r) => [...r]));
+  // A one-column table pads its only (left-aligned) cells.
+  return t
+    .toString()
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .join('\n');
 }
 
 const pct = (x: number, digits = 2) => `${(x * 100).toFixed(digits)}%`;
