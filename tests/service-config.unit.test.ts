@@ -25,13 +25,22 @@ describe('per-service configuration', () => {
 
   it.each([
     ['edge', () => loadEdgeConfig({ EDGE_WS_IDLE_TIMOUT_S: '30' }), /EDGE_WS_IDLE_TIMOUT_S: unknown setting/],
-    ['edge', () => loadEdgeConfig({ GRPC_PORTT: '1' }), /GRPC_PORTT/],
+    ['edge', () => loadEdgeConfig({ GRPC_PORT: '70000' }), /GRPC_PORT/],
     ['round engine', () => loadEngineConfig({ ROUND_SPEEDD: '2' }), /ROUND_SPEEDD/],
     ['settlement', () => loadSettlementConfig({ SETTLEMENT_GRUOP: 'x' }), /SETTLEMENT_GRUOP/],
     ['api', () => loadApiConfig({ RATE_LIMIT_MAXX: '5' }), /RATE_LIMIT_MAXX/],
     ['gateway', () => loadGatewayConfig({ GATEWAY_API_URL: 'http://x:1/api' }), /GATEWAY_API_URL/],
   ])('the %s stops on a bad or unknown setting of its own, naming it', (_name, load, message) => {
     expect(load).toThrow(message);
+  });
+
+  it('leaves alone what libraries read from the environment (grpc-js GRPC_*, kafkajs KAFKAJS_*)', () => {
+    const env = {
+      GRPC_VERBOSITY: 'DEBUG',
+      GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: '/x',
+      KAFKAJS_NO_PARTITIONER_WARNING: '1',
+    };
+    expect(loadEdgeConfig(env).grpc.port).toBe(50051);
   });
 
   it('the gateway derives its upstreams from the other services’ listener settings', () => {

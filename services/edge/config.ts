@@ -17,7 +17,8 @@ import {
 
 export const grpcSection = section({
   name: 'grpc',
-  prefixes: ['GRPC_'],
+  // Not `GRPC_`: grpc-js reads its own GRPC_VERBOSITY, GRPC_TRACE, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH.
+  prefixes: [],
   shape: {
     GRPC_HOST: host.default('127.0.0.1'),
     GRPC_PORT: port.default(50051),

@@ -1,3 +1,8 @@
+-- Owners (the one service that writes each table; docs/architecture.md "Tables and their writers"):
+--   games, rounds            services/projector (rounds projection)
+--   projection_checkpoints   every checkpointed consumer (lib/log/checkpointed-consumer.ts), each only
+--                            the rows of its own projection name: projector (rounds, auth-keys, wallet),
+--                            settlement (settlement)
 -- Read models of the rounds projection: the game list and round history, plus the projector
 -- checkpoints (topic, partition, offset) written in the same transaction as the rows.
 

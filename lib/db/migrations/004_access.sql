@@ -1,3 +1,4 @@
+-- Owner: access_round_bets  services/api
 -- Issue 5, api (access): the per-round bet counter behind count_register ("the player's number of
 -- bets in the round", seed 001 / issue 5). The api increments it atomically when it accepts a bet
 -- (insert ... on conflict do update ... returning), so two simultaneous bets of one player never
