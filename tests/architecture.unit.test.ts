@@ -111,3 +111,33 @@ describe('floors of the tree', () => {
     expect(value?.typeOnly).toBe(false);
   });
 });
+
+describe('tables and their writers', () => {
+  const dir = resolve(ROOT, 'lib/db/migrations');
+  const migrations = ts.sys.readDirectory(dir, ['.sql']).map((f) => readFileSync(f, 'utf8'));
+  const tables = migrations.flatMap((sql) =>
+    [...sql.matchAll(/create table (\w+)/g)].map((m) => m[1] as string),
+  );
+  const doc = readFileSync(resolve(ROOT, 'docs/architecture.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('## Tables and their writers'));
+
+  it('finds the tables of the migrations', () => {
+    expect(tables).toContain('rounds');
+    expect(tables.length).toBeGreaterThan(10);
+  });
+
+  it('names the writer of every table in its migration header and in docs/architecture.md', () => {
+    const owners = migrations.map((sql) =>
+      sql
+        .split('\n')
+        .filter((l) => l.startsWith('--'))
+        .join('\n'),
+    );
+    const undocumented = tables.filter(
+      (t) =>
+        !owners.some((h) => /Owners?:/.test(h) && new RegExp(`\\b${t}\\b`).test(h)) ||
+        !new RegExp(`\`${t}\``).test(section),
+    );
+    expect(undocumented).toEqual([]);
+  });
+});
