@@ -20,6 +20,7 @@ import { waitFor } from '../tests/support/poll.ts';
 import { freePort, type Service, startService, uniqueId } from '../tests/support/processes.ts';
 import { syntheticRound } from '../tests/support/rounds-fixture.ts';
 import { type BenchNamespace, benchNamespace, pct } from './auth-support.ts';
+import { latencySummary } from './lib.ts';
 
 const PER_GAME = 5_000;
 
@@ -155,11 +156,8 @@ export async function benchRest(opts: {
       }
     }
     const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
-    const med = (v: number[]) => {
-      const s = [...v].sort((a, b) => a - b);
-      const h = Math.floor(s.length / 2);
-      return s.length % 2 ? (s[h] as number) : ((s[h - 1] as number) + (s[h] as number)) / 2;
-    };
+    // Nearest rank: with an even number of loads, the lower of the two middle p99s.
+    const med = (v: number[]) => latencySummary(v).p50;
     const summary: Record<string, string | number>[] = order.map((mode) => ({
       what: MODES[mode].what,
       'mean req/s': Math.round(mean(rps[mode])),

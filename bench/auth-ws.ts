@@ -14,7 +14,10 @@ import { issueToken } from '../lib/auth/tokens.ts';
 import { waitFor } from '../tests/support/poll.ts';
 import { freePort, type Service, startService } from '../tests/support/processes.ts';
 import { benchNamespace, pct } from './auth-support.ts';
-import { percentile } from './lib.ts';
+import { type LatencySummary, latencySummary } from './lib.ts';
+
+/** The table's latency columns, ms to the hundredth. */
+const figures = (s: LatencySummary) => ({ 'p50 ms': s.p50.toFixed(2), 'p99 ms': s.p99.toFixed(2) });
 
 interface Opened {
   readonly ms: number;
@@ -144,25 +147,24 @@ export async function benchWs(opts: {
               : 'AUTH_REQUIRE_WS=true, tok_ subprotocol',
           connections: res.lat.length,
           'conn/s': Math.round(res.lat.length / (res.openMs / 1000)),
-          'p50 ms': percentile(res.lat, 50).toFixed(2),
-          'p99 ms': percentile(res.lat, 99).toFixed(2),
+          ...figures(latencySummary(res.lat)),
         });
       }
     }
     const rate = (m: 'off' | 'on') => acc[m].lat.length / (acc[m].ms / 1000);
+    const lat = { off: latencySummary(acc.off.lat), on: latencySummary(acc.on.lat) };
     const summary: Record<string, string | number>[] = (['off', 'on'] as const).map((m) => ({
       what: m === 'off' ? 'no credential (auth off)' : 'tok_ per connection (auth on)',
       connections: acc[m].lat.length,
       'conn/s': Math.round(rate(m)),
-      'p50 ms': percentile(acc[m].lat, 50).toFixed(2),
-      'p99 ms': percentile(acc[m].lat, 99).toFixed(2),
+      ...figures(lat[m]),
     }));
     summary.push({
       what: 'change, on vs off (+ = more)',
       connections: '',
       'conn/s': pct(rate('on'), rate('off')),
-      'p50 ms': pct(percentile(acc.on.lat, 50), percentile(acc.off.lat, 50)),
-      'p99 ms': pct(percentile(acc.on.lat, 99), percentile(acc.off.lat, 99)),
+      'p50 ms': pct(lat.on.p50, lat.off.p50),
+      'p99 ms': pct(lat.on.p99, lat.off.p99),
     });
     return { runs, summary };
   } finally {

@@ -32,10 +32,10 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Protocol } from './edge-clients.ts';
 import { cpuOf, openBenchLog, openFilesLimit, procStats, sleep, startNodeEdge } from './edge-harness.ts';
-import { awaitDeliveries, type ClientGroup, processClients, summary } from './edge-pool.ts';
+import { awaitDeliveries, type ClientGroup, processClients } from './edge-pool.ts';
 import { wallNow } from './edge-wire.ts';
 import { browserClients, startWtEdge } from './edge-wt.ts';
-import { report } from './lib.ts';
+import { latencySummary, report } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -130,7 +130,7 @@ try {
       await log.spaced(STEADY, GAP);
       const steadyGot = await awaitDeliveries(group, held * STEADY, 60_000);
       if (steadyGot < held * STEADY) notes.push(`${name} ${held}: steady got ${steadyGot}/${held * STEADY}`);
-      const steady = summary((await group.stats()).latencies);
+      const steady = latencySummary((await group.stats()).latencies);
 
       await group.reset(Date.now());
       const { cpuS: cpu0, sysS: sys0 } = procStats(edge.pid);
@@ -145,7 +145,7 @@ try {
       const edgeSys = (end.sysS - sys0) / (end.cpuS - cpu0);
       const clientCpu = (cpuOf(group.pids) - clientCpu0) / wall;
       const rate = got / wall;
-      const burst = summary(s.latencies);
+      const burst = latencySummary(s.latencies);
       const base = firstOf.get(label) ?? { rate, p99: steady.p99 };
       firstOf.set(label, base);
       rows.push({

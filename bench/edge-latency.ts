@@ -21,9 +21,9 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Protocol } from './edge-clients.ts';
 import { type BenchLog, cpuOf, openBenchLog, procStats, startNodeEdge } from './edge-harness.ts';
-import { awaitDeliveries, type ClientGroup, perRound, processClients, summary } from './edge-pool.ts';
+import { awaitDeliveries, type ClientGroup, perRound, processClients } from './edge-pool.ts';
 import { browserClients, startWtEdge } from './edge-wt.ts';
-import { report } from './lib.ts';
+import { latencySummary, report } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
@@ -84,7 +84,7 @@ async function measure(
     const cpuPct = ((procStats(edgePid).cpuS - cpu0) / wall) * 100;
     const clientPct = ((cpuOf(group.pids) - clientCpu0) / wall) * 100;
     const s = await group.stats();
-    const { p50, p99, max } = summary(s.latencies);
+    const { p50, p99, max } = latencySummary(s.latencies);
     const rounds = perRound(s);
     console.error(`${label} × ${held}: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`);
     return {

@@ -6,6 +6,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import type { OpenReply, Protocol, Request, StatsReply } from './edge-clients.ts';
 import { sleep } from './edge-harness.ts';
+import { latencySummary } from './lib.ts';
 
 /** Subscribers of one protocol, however they are held (client processes, a browser). */
 export interface ClientGroup {
@@ -155,18 +156,6 @@ export async function awaitDeliveries(
   return n;
 }
 
-/** p-th percentile (nearest rank) of a typed array, sorted in place. */
-export function pct(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
-}
-
-/** p50 / p99 / max of `latencies` (sorts a copy). */
-export function summary(latencies: Float64Array): { p50: number; p99: number; max: number } {
-  const s = Float64Array.from(latencies).sort();
-  return { p50: pct(s, 50), p99: pct(s, 99), max: s.length ? (s[s.length - 1] as number) : Number.NaN };
-}
-
 /**
  * Per round (deliveries grouped by timestamp): the latency of its first receiver, and the span
  * from its first to its last receiver (the fan-out's own cost, edge write loop plus client reads).
@@ -184,7 +173,7 @@ export function perRound(s: StatsReply): { firstP50: number; spanP50: number; sp
       if (l > r.max) r.max = l;
     }
   }
-  const firsts = Float64Array.from([...byRound.values()].map((r) => r.min)).sort();
-  const spans = Float64Array.from([...byRound.values()].map((r) => r.max - r.min)).sort();
-  return { firstP50: pct(firsts, 50), spanP50: pct(spans, 50), spanP99: pct(spans, 99) };
+  const rounds = [...byRound.values()];
+  const spans = latencySummary(rounds.map((r) => r.max - r.min));
+  return { firstP50: latencySummary(rounds.map((r) => r.min)).p50, spanP50: spans.p50, spanP99: spans.p99 };
 }

@@ -1,18 +1,32 @@
 /**
- * Shared pieces of the benchmarks: synthetic rounds, percentile maths, result printing and the
+ * Shared pieces of the benchmarks: latency percentiles (HdrHistogram), result printing and the
  * machine-readable results file.
  * Benchmarks print their figures; they assert nothing (targets are checked by reading them).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { build } from 'hdr-histogram-js';
 
-/** The p-th percentile (0..100) of `values` (nearest-rank). */
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank] as number;
+/** How many durations, and their median, 99th percentile and maximum, ms (NaN when none). */
+export interface LatencySummary {
+  readonly n: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+/**
+ * p50, p99 and max of durations in ms, by HdrHistogram: each value is recorded in whole
+ * microseconds (a negative one as 0) with 3 significant digits, so a percentile is the
+ * nearest-rank value to within 0.1 % (and 1 µs), and `max` is the largest value to the microsecond.
+ */
+export function latencySummary(values: Iterable<number>): LatencySummary {
+  const h = build({ numberOfSignificantValueDigits: 3 });
+  for (const v of values) h.recordValue(Math.max(0, Math.round(v * 1000)));
+  const n = h.totalCount;
+  const ms = (us: number) => (n === 0 ? Number.NaN : us / 1000);
+  return { n, p50: ms(h.getValueAtPercentile(50)), p99: ms(h.getValueAtPercentile(99)), max: ms(h.maxValue) };
 }
 
 /** Prints a titled table of rows. */

@@ -18,7 +18,7 @@ import { loadConfig } from '../tests/support/config.ts';
 import { waitFor } from '../tests/support/poll.ts';
 import { freePort, startService, uniqueId } from '../tests/support/processes.ts';
 import { syntheticRound } from '../tests/support/rounds-fixture.ts';
-import { percentile, report } from './lib.ts';
+import { latencySummary, report } from './lib.ts';
 
 const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '300' }, 'gap-ms': { type: 'string', default: '40' } },
@@ -96,12 +96,10 @@ for (let seq = 2; seq < ROUNDS + 2; seq++) {
   await new Promise((r) => setTimeout(r, GAP));
 }
 
-const row = (what: string, v: number[]) => ({
-  what,
-  'p50 ms': percentile(v, 50).toFixed(1),
-  'p99 ms': percentile(v, 99).toFixed(1),
-  'max ms': Math.max(...v).toFixed(1),
-});
+const row = (what: string, v: number[]) => {
+  const s = latencySummary(v);
+  return { what, 'p50 ms': s.p50.toFixed(1), 'p99 ms': s.p99.toFixed(1), 'max ms': s.max.toFixed(1) };
+};
 report(`append → visible in /api/latest/crash over ${ROUNDS} rounds (target p99 < 100 ms)`, [
   row('from the start of the append', fromAppend),
   row('from the broker acknowledgement', fromAck),

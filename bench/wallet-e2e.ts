@@ -14,7 +14,7 @@ import { decodeWalletEvent } from '../lib/log/wallet-events.ts';
 import { planBet } from '../services/bots/plan.ts';
 import { waitFor } from '../tests/support/poll.ts';
 import { newPlayer, placeBet } from '../tests/support/wallet-players.ts';
-import { percentile } from './lib.ts';
+import { type LatencySummary, latencySummary } from './lib.ts';
 import type { WalletStack } from './wallet-stack.ts';
 import { type BetTracker, endOf, finishedAt } from './wallet-track.ts';
 
@@ -31,12 +31,7 @@ export interface E2eOptions {
 }
 
 /** p50/p99/max of one latency, ms. */
-export interface Latency {
-  readonly n: number;
-  readonly p50: number;
-  readonly p99: number;
-  readonly max: number;
-}
+export type Latency = LatencySummary;
 
 export interface E2eResult {
   readonly placed: number;
@@ -86,15 +81,6 @@ export async function startCollector(stack: WalletStack, tracker: BetTracker): P
     },
   });
   return consumer;
-}
-
-function stats(values: number[]): Latency {
-  return {
-    n: values.length,
-    p50: percentile(values, 50),
-    p99: percentile(values, 99),
-    max: values.length ? Math.max(...values) : Number.NaN,
-  };
 }
 
 /** Runs one scenario on a running stack whose collector feeds `tracker`. */
@@ -181,13 +167,13 @@ export async function runPlayers(stack: WalletStack, tracker: BetTracker, o: E2e
     placedPerS: all.length / ((tPlaced - t0) / 1000),
     callbacksPerS: acked / ((tEnd - t0) / 1000),
     latency: {
-      'bet → 202 from the API': stats(from((b) => b.acceptedAt)),
-      'bet → debit acknowledged': stats(
+      'bet → 202 from the API': latencySummary(from((b) => b.acceptedAt)),
+      'bet → debit acknowledged': latencySummary(
         from((b) => (b.debit?.outcome === 'debited' ? b.debit.at : undefined)),
       ),
-      'bet → BetSettled': stats(from((b) => b.settled?.at, settledBets)),
-      'bet → win credit acknowledged': stats(from((b) => b.win?.at, wins)),
-      'round end → win credit acknowledged': stats(roundEndToWin),
+      'bet → BetSettled': latencySummary(from((b) => b.settled?.at, settledBets)),
+      'bet → win credit acknowledged': latencySummary(from((b) => b.win?.at, wins)),
+      'round end → win credit acknowledged': latencySummary(roundEndToWin),
     },
   };
 }

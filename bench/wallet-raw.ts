@@ -11,7 +11,7 @@ import { createCallbackClient } from '../lib/http/callback-client.ts';
 import type { BetContext } from '../lib/log/wallet-events.ts';
 import { DEFAULT_RETRY_POLICY } from '../rules/retry/schedule.ts';
 import { buildRequest, type CallbackJob, type OperatorConfig } from '../rules/wallet/bodies.ts';
-import { percentile } from './lib.ts';
+import { latencySummary } from './lib.ts';
 
 export interface RawOptions {
   readonly sandboxUrl: string;
@@ -111,6 +111,7 @@ export async function benchRawCallbacks(o: RawOptions): Promise<RawResult> {
   await Promise.all(Array.from({ length: o.concurrency }, (_, w) => worker(w, t0 + o.seconds * 1000)));
   const elapsedMs = performance.now() - t0;
   client.close();
+  const latency = latencySummary(latencies);
   return {
     pairs,
     requests,
@@ -119,7 +120,7 @@ export async function benchRawCallbacks(o: RawOptions): Promise<RawResult> {
     elapsedMs,
     requestsPerS: requests / (elapsedMs / 1000),
     pairsPerS: pairs / (elapsedMs / 1000),
-    requestP50Ms: percentile(latencies, 50),
-    requestP99Ms: percentile(latencies, 99),
+    requestP50Ms: latency.p50,
+    requestP99Ms: latency.p99,
   };
 }
