@@ -20,12 +20,13 @@ export interface LatencySummary {
  * p50, p99 and max of durations in ms, by HdrHistogram: each value is recorded in whole
  * microseconds (a negative one as 0) with 3 significant digits, so a percentile is the
  * nearest-rank value to within 0.1 % (and 1 µs), and `max` is the largest value to the microsecond.
+ * A percentile is never above `max` (the histogram reports the top of a value's bucket).
  */
 export function latencySummary(values: Iterable<number>): LatencySummary {
   const h = build({ numberOfSignificantValueDigits: 3 });
   for (const v of values) h.recordValue(Math.max(0, Math.round(v * 1000)));
   const n = h.totalCount;
-  const ms = (us: number) => (n === 0 ? Number.NaN : us / 1000);
+  const ms = (us: number) => (n === 0 ? Number.NaN : Math.min(us, h.maxValue) / 1000);
   return { n, p50: ms(h.getValueAtPercentile(50)), p99: ms(h.getValueAtPercentile(99)), max: ms(h.maxValue) };
 }
 

@@ -37,6 +37,11 @@ describe('latencySummary', () => {
     expect(s).toEqual({ n: 4, p50: 0.5, p99: 1, max: 1 });
   });
 
+  it('never puts a percentile above the maximum, though buckets are rounded up', () => {
+    // 86,612 µs falls in a 64 µs wide bucket whose top is 86,655 µs.
+    expect(latencySummary([86.6123])).toEqual({ n: 1, p50: 86.612, p99: 86.612, max: 86.612 });
+  });
+
   it('has no figures for no values', () => {
     const s = latencySummary([]);
     expect(s.n).toBe(0);
