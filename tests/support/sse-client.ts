@@ -1,9 +1,15 @@
 /**
  * A minimal SSE client for the edge's tests (not a test file): node:http, so the raw wire text,
- * the response headers and the socket (to stop reading) are all visible.
+ * the response headers and the socket (to stop reading) are all visible; the text/event-stream
+ * format is parsed by eventsource-parser.
  */
 import { get, type IncomingMessage } from 'node:http';
+import { createParser } from 'eventsource-parser';
 
+/**
+ * An event as dispatched by the parser (one with data), or a comment line on its own, as the
+ * parser reports comments apart (e.g. `: heartbeat` → `{ comments: ['heartbeat'] }`).
+ */
 export interface SseEvent {
   readonly event?: string;
   readonly id?: string;
@@ -16,25 +22,12 @@ export interface SseClient {
   readonly res: IncomingMessage;
   /** Everything received so far. */
   raw: string;
-  /** Complete blocks received so far, parsed. */
+  /** Events and comments received so far, in arrival order. */
   readonly events: SseEvent[];
   ended: boolean;
   /** Events with an `event` field (initial, message), in order. */
   named(): SseEvent[];
   close(): void;
-}
-
-function parseBlock(block: string): SseEvent {
-  const out: { event?: string; id?: string; data?: string; comments: string[] } = { comments: [] };
-  for (const line of block.split('\n')) {
-    const colon = line.indexOf(':');
-    const name = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (name === '') out.comments.push(value);
-    else if (name === 'event' || name === 'id' || name === 'data') out[name] = value;
-  }
-  return out;
 }
 
 /** GETs `path` on 127.0.0.1:`port`; resolves with the response head (any status). */
@@ -47,7 +40,6 @@ export function openSse(
     const req = get(
       { host: '127.0.0.1', port, path, headers: { Accept: 'text/event-stream', ...headers } },
       (res) => {
-        let pending = '';
         const client: SseClient = {
           res,
           raw: '',
@@ -56,16 +48,19 @@ export function openSse(
           named: () => client.events.filter((e) => e.event !== undefined),
           close: () => req.destroy(),
         };
+        const parser = createParser({
+          // Only the fields the edge sends: `event` stays undefined when the stream names none.
+          onEvent: ({ event, id, data }) => {
+            client.events.push({ event, id, data, comments: [] });
+          },
+          onComment: (comment) => {
+            client.events.push({ comments: [comment] });
+          },
+        });
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
           client.raw += chunk;
-          pending += chunk;
-          let at = pending.indexOf('\n\n');
-          while (at >= 0) {
-            client.events.push(parseBlock(pending.slice(0, at)));
-            pending = pending.slice(at + 2);
-            at = pending.indexOf('\n\n');
-          }
+          parser.feed(chunk);
         });
         const done = () => {
           client.ended = true;
