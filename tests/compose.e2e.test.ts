@@ -1,6 +1,7 @@
 /**
  * docker-compose.yml stays in step with the deployables: every `services/<name>/main.ts` and the
- * projector (`services/projector/main.ts`) must have a compose service of that name running that entry,
+ * projector (`services/projector/main.ts`) must have a compose service of that name running its
+ * compiled entry from the image's production build (`dist/services/<name>/main.js`, never tsx),
  * wired to the broker, the database and the one-shot `init`.
  *
  * The file is read through `docker compose config --format json` (Compose v2, which also validates
@@ -40,26 +41,30 @@ interface ComposeModel {
   services: Record<string, ComposeService>;
 }
 
-/** Compose service name → entry file, for every deployable under `root`. */
+/** Compose service name → compiled entry file (scripts/build.sh output), for every deployable under `root`. */
 function deployables(root: string): Map<string, string> {
   const out = new Map<string, string>();
   const servicesDir = join(root, 'services');
   for (const entry of readdirSync(servicesDir, { withFileTypes: true })) {
     if (entry.isDirectory() && existsSync(join(servicesDir, entry.name, 'main.ts'))) {
-      out.set(entry.name, `services/${entry.name}/main.ts`);
+      out.set(entry.name, `dist/services/${entry.name}/main.js`);
     }
   }
-  out.set('projector', 'services/projector/main.ts');
+  out.set('projector', 'dist/services/projector/main.js');
   return out;
 }
 
-/** Deployables of `root` with no compose service, or whose service does not run their entry file. */
+/** A compose service's command as one string. */
+function commandOf(svc: ComposeService | undefined): string {
+  return Array.isArray(svc?.command) ? svc.command.join(' ') : (svc?.command ?? '');
+}
+
+/** Deployables of `root` with no compose service, or whose service does not run their compiled entry. */
 function missingFromCompose(root: string, services: Record<string, ComposeService>): string[] {
   const missing: string[] = [];
   for (const [name, entry] of deployables(root)) {
     const svc = services[name];
-    const command = Array.isArray(svc?.command) ? svc.command.join(' ') : (svc?.command ?? '');
-    if (!svc || !command.includes(entry)) missing.push(`${name} (${entry})`);
+    if (!svc || !commandOf(svc).includes(entry)) missing.push(`${name} (${entry})`);
   }
   return missing;
 }
@@ -106,9 +111,19 @@ describe('docker-compose.yml', () => {
     expect(model.services.postgres?.image).toMatch(/^postgres:15/);
   });
 
-  it('has a service running each services/<name>/main.ts and the projector', () => {
+  it('has a service running each services/<name>/main.ts and the projector, compiled', () => {
     expect(deployables(ROOT).size).toBeGreaterThanOrEqual(1);
     expect(missingFromCompose(ROOT, model.services)).toEqual([]);
+  });
+
+  it('runs compiled JavaScript from the image, never TypeScript through tsx', () => {
+    const built = Object.entries(model.services).filter(([, svc]) => svc.build);
+    expect(built.length).toBeGreaterThanOrEqual(deployables(ROOT).size);
+    for (const [name, svc] of built) {
+      const command = commandOf(svc);
+      expect(command, name).toContain('dist/');
+      expect(command, name).not.toMatch(/\btsx\b|\.ts\b/);
+    }
   });
 
   it('wires every deployable to redpanda, postgres and init, with a healthcheck', () => {
@@ -129,8 +144,8 @@ describe('docker-compose.yml', () => {
 
   it('runs topic creation and migrations in the one-shot init service', () => {
     const command = JSON.stringify(model.services.init?.command);
-    expect(command).toContain('scripts/create-topics.ts');
-    expect(command).toContain('scripts/migrate.ts');
+    expect(command).toContain('dist/scripts/create-topics.js');
+    expect(command).toContain('dist/scripts/migrate.js');
   });
 
   it('reports a services/<name>/main.ts that has no compose service', () => {
@@ -139,7 +154,7 @@ describe('docker-compose.yml', () => {
       mkdirSync(join(root, 'services', 'ghost'), { recursive: true });
       writeFileSync(join(root, 'services', 'ghost', 'main.ts'), '');
       mkdirSync(join(root, 'services', 'notes-only'), { recursive: true });
-      expect(missingFromCompose(root, model.services)).toEqual(['ghost (services/ghost/main.ts)']);
+      expect(missingFromCompose(root, model.services)).toEqual(['ghost (dist/services/ghost/main.js)']);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -66,12 +66,17 @@ export function startService(
 }
 
 /**
- * Starts any `command args` from the repository root (e.g. the Deno WebTransport edge) with `env`
- * added to the current environment; output captured as by startService.
+ * Starts any `command args` from `cwd` (the repository root by default; e.g. the Deno WebTransport
+ * edge) with `env` added to the current environment; output captured as by startService.
  */
-export function startProcess(command: string, args: readonly string[], env: Record<string, string>): Service {
+export function startProcess(
+  command: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  cwd: string = ROOT,
+): Service {
   const child = spawn(command, args, {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
