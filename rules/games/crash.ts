@@ -9,14 +9,13 @@ import { TWO_POW_52, uniform52 } from './random.ts';
 
 /** Fraction of every bet the house keeps on average. */
 export const CRASH_HOUSE_EDGE = 0.01;
-/** Betting phase before the flight, ms. */
-export const CRASH_BETTING_MS = 5000;
-/** Pause after the bust, ms. */
-export const CRASH_COOLDOWN_MS = 3000;
-/** Growth rate of the displayed multiplier per ms: multiplier(t) = e^(0.00006 t). */
+/**
+ * Betting window, ms at speed 1: it opens as the previous flight busts, so it also shows the last
+ * result (crash games typically take bets for 5 to 10 s between flights; docs/decisions.md).
+ */
+export const CRASH_BETTING_MS = 7000;
+/** Growth rate of the multiplier per ms of flight: m(t) = e^(0.00006 t) (DESIGN.md "Round lifecycle"). */
 export const CRASH_GROWTH_PER_MS = 0.00006;
-/** Longest flight shown, ms; points above ~36.6x would otherwise fly for minutes (e^(0.00006*60000)). */
-export const CRASH_MAX_FLIGHT_MS = 60_000;
 
 const RANGE = BigInt(TWO_POW_52);
 
@@ -33,11 +32,32 @@ export function crash(hmac: Uint8Array): Extract<RoundResult, { game: 'crash' }>
   return { game: 'crash', point: `${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}` };
 }
 
+/** Crash point in cents of a decimal-string point ("2.31" → 231). */
+export function pointCents(point: string): number {
+  const [whole = '0', frac = ''] = point.split('.');
+  return Number(whole) * 100 + Number(frac.padEnd(2, '0').slice(0, 2));
+}
+
 /**
- * Round length in ms before the speed factor: betting, the flight until the multiplier reaches
- * the point (capped at CRASH_MAX_FLIGHT_MS), and the cooldown.
+ * Length of the flight in ms of flight time (speed 1): the first moment the multiplier reaches
+ * the point, ceil(ln(point) / 0.00006). Not capped: a 1,000,000x round flies for ~3.8 min, as in the
+ * games of the kind, so the multiplier a player sees always reaches the point.
  */
-export function crashDurationMs(result: Extract<RoundResult, { game: 'crash' }>): number {
-  const flight = Math.log(Number(result.point)) / CRASH_GROWTH_PER_MS;
-  return CRASH_BETTING_MS + Math.min(Math.round(flight), CRASH_MAX_FLIGHT_MS) + CRASH_COOLDOWN_MS;
+export function crashFlightMs(result: Extract<RoundResult, { game: 'crash' }>): number {
+  return Math.ceil(Math.log(pointCents(result.point) / 100) / CRASH_GROWTH_PER_MS);
+}
+
+/**
+ * The flight's multiplier after `elapsedMs` of flight time, in cents, floored: floor(100 e^(0.00006 t)).
+ * It stays below the point's cents for every t before crashFlightMs (so a cash-out decided before
+ * the bust pays less than the point). @throws RangeError for a negative or non-finite time.
+ */
+export function multiplierCentsAt(elapsedMs: number): number {
+  if (!Number.isFinite(elapsedMs) || elapsedMs < 0) throw new RangeError(`no flight time ${elapsedMs}`);
+  return Math.floor(100 * Math.exp(CRASH_GROWTH_PER_MS * elapsedMs) + 1e-9);
+}
+
+/** Cents as a decimal string with two decimals (231 → "2.31"). */
+export function centsToMultiplier(cents: number): string {
+  return `${Math.trunc(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { CRASH_HOUSE_EDGE, crash, crashDurationMs } from './crash.ts';
+import {
+  CRASH_HOUSE_EDGE,
+  centsToMultiplier,
+  crash,
+  crashFlightMs,
+  multiplierCentsAt,
+  pointCents,
+} from './crash.ts';
 import { SAMPLE_SIZE, sampleBytes, tolerance } from './sample.ts';
 
 function bytes(...head: number[]): Buffer {
@@ -49,10 +56,33 @@ describe('crash point', () => {
   });
 });
 
-describe('crash duration', () => {
-  it('is betting + flight ln(point)/0.00006 + cooldown, with the flight capped at 60 s', () => {
-    expect(crashDurationMs({ game: 'crash', point: '1.00' })).toBe(8000);
-    expect(crashDurationMs({ game: 'crash', point: '2.00' })).toBe(8000 + Math.round(Math.log(2) / 0.00006));
-    expect(crashDurationMs({ game: 'crash', point: '1000000.00' })).toBe(68_000);
+describe('crash flight', () => {
+  it('lasts ceil(ln(point)/0.00006) ms, uncapped, so the multiplier always reaches the point', () => {
+    expect(crashFlightMs({ game: 'crash', point: '1.00' })).toBe(0);
+    expect(crashFlightMs({ game: 'crash', point: '2.00' })).toBe(Math.ceil(Math.log(2) / 0.00006));
+    expect(crashFlightMs({ game: 'crash', point: '1000000.00' })).toBe(Math.ceil(Math.log(1e6) / 0.00006));
+  });
+
+  it('shows e^(0.00006 t) floored to the cent: 1.00 at the start, 2.00 after ln 2/0.00006 ms', () => {
+    expect(multiplierCentsAt(0)).toBe(100);
+    expect(multiplierCentsAt(Math.ceil(Math.log(2) / 0.00006))).toBe(200);
+    expect(multiplierCentsAt(60_000)).toBe(Math.floor(100 * Math.exp(3.6)));
+    expect(() => multiplierCentsAt(-1)).toThrow(RangeError);
+  });
+
+  it('stays below the point for every ms of flight before the bust, and reaches it at the bust', () => {
+    for (const point of ['1.01', '1.37', '2.00', '6.00', '13.13', '100.00', '4321.99']) {
+      const flight = crashFlightMs({ game: 'crash', point });
+      const cents = pointCents(point);
+      for (const t of [0, Math.floor(flight / 2), flight - 1].filter((x) => x >= 0 && x < flight))
+        expect(multiplierCentsAt(t)).toBeLessThan(cents);
+      expect(multiplierCentsAt(flight)).toBeGreaterThanOrEqual(cents);
+    }
+  });
+
+  it('writes cents as a two-decimal string', () => {
+    expect(centsToMultiplier(237)).toBe('2.37');
+    expect(centsToMultiplier(100)).toBe('1.00');
+    expect(pointCents('12.5')).toBe(1250);
   });
 });

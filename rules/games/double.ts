@@ -6,8 +6,10 @@ import type { RoundResult } from '../rounds/round.ts';
 import { pick52 } from './random.ts';
 
 export const DOUBLE_SLOTS = 15;
-/** Betting 10 s plus a 5 s spin, ms. */
-export const DOUBLE_DURATION_MS = 15_000;
+/** Betting window, ms at speed 1 (roulette-style double games take bets for 10 to 15 s). */
+export const DOUBLE_BETTING_MS = 10_000;
+/** The wheel's spin after betting closes, ms at speed 1. */
+export const DOUBLE_SPIN_MS = 5000;
 
 type DoubleResult = Extract<RoundResult, { game: 'double' }>;
 
@@ -24,7 +26,7 @@ export function double(hmac: Uint8Array): DoubleResult {
   return { game: 'double', color: colorOf(number), number };
 }
 
-/** Round length in ms before the speed factor (constant). */
-export function doubleDurationMs(_result: DoubleResult): number {
-  return DOUBLE_DURATION_MS;
+/** From betting closed to the result, ms before the speed factor (constant: nothing leaks the result). */
+export function doubleResultMs(_result: DoubleResult): number {
+  return DOUBLE_SPIN_MS;
 }

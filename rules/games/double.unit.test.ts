@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { colorOf, double, doubleDurationMs } from './double.ts';
+import { colorOf, DOUBLE_BETTING_MS, double, doubleResultMs } from './double.ts';
 import { SAMPLE_SIZE, sampleBytes, tolerance } from './sample.ts';
 
 describe('double wheel', () => {
@@ -18,10 +18,10 @@ describe('double wheel', () => {
     expect(() => colorOf(1.5)).toThrow(RangeError);
   });
 
-  it('is deterministic and lasts 15 s', () => {
+  it('is deterministic and lasts 15 s: 10 s of betting and a 5 s spin', () => {
     const r = double(sampleBytes(7));
     expect(double(sampleBytes(7))).toEqual(r);
-    expect(doubleDurationMs(r)).toBe(15_000);
+    expect(DOUBLE_BETTING_MS + doubleResultMs(r)).toBe(15_000);
   });
 
   it('lands white 1/15, red 7/15, black 7/15, each slot 1/15, over 200k spins', () => {

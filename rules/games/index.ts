@@ -1,29 +1,33 @@
 /**
- * The game rules by slug: how a round HMAC becomes a result, and how long a round with that
- * result lasts (ms, before the ROUND_SPEED factor).
+ * The game rules by slug: how a round HMAC becomes a result, and the phases of a round
+ * (DESIGN.md "Round lifecycle"): a betting window of fixed length, then the result phase from
+ * BettingClosed to RoundFinished (a crash flight until the point; a fixed draw for the others).
+ * Lengths are ms at speed 1; the engine divides them by ROUND_SPEED.
  */
 
 import type { RoundResult } from '../rounds/round.ts';
 import type { GameSlug } from './catalog.ts';
-import { crash, crashDurationMs } from './crash.ts';
-import { double, doubleDurationMs } from './double.ts';
-import { slot, slotDurationMs } from './slot.ts';
-import { wallStreet, wallStreetDurationMs } from './wall-street.ts';
+import { CRASH_BETTING_MS, crash, crashFlightMs } from './crash.ts';
+import { DOUBLE_BETTING_MS, double, doubleResultMs } from './double.ts';
+import { SLOT_BETTING_MS, slot, slotResultMs } from './slot.ts';
+import { WALL_STREET_BETTING_MS, wallStreet, wallStreetResultMs } from './wall-street.ts';
 
 export interface GameRules<R extends RoundResult = RoundResult> {
   /** Pure: 32-byte round HMAC → result. */
   readonly compute: (hmac: Uint8Array) => R;
-  /** Pure: result → round length in ms at speed 1. */
-  readonly durationMs: (result: R) => number;
+  /** Default betting window, ms at speed 1 (the same whatever the result). */
+  readonly bettingMs: number;
+  /** Pure: result → ms from BettingClosed to RoundFinished at speed 1. */
+  readonly resultMs: (result: R) => number;
 }
 
 type RulesBySlug = { readonly [S in GameSlug]: GameRules<Extract<RoundResult, { game: S }>> };
 
 export const GAME_RULES: RulesBySlug = {
-  crash: { compute: crash, durationMs: crashDurationMs },
-  double: { compute: double, durationMs: doubleDurationMs },
-  slot: { compute: slot, durationMs: slotDurationMs },
-  'wall-street': { compute: wallStreet, durationMs: wallStreetDurationMs },
+  crash: { compute: crash, bettingMs: CRASH_BETTING_MS, resultMs: crashFlightMs },
+  double: { compute: double, bettingMs: DOUBLE_BETTING_MS, resultMs: doubleResultMs },
+  slot: { compute: slot, bettingMs: SLOT_BETTING_MS, resultMs: slotResultMs },
+  'wall-street': { compute: wallStreet, bettingMs: WALL_STREET_BETTING_MS, resultMs: wallStreetResultMs },
 };
 
 /** Rules of `slug` with the result type widened, for code that handles every game alike. */

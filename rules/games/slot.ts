@@ -32,8 +32,10 @@ export const THREE_OF_A_KIND: Readonly<Record<SlotSymbol, number>> = {
 /** Multiplier in hundredths for exactly two cherries. */
 export const TWO_CHERRIES = 300;
 export const REELS = 3;
-/** Spin and payout display, ms. */
-export const SLOT_DURATION_MS = 5000;
+/** Betting window, ms at speed 1 (a quick spin game). */
+export const SLOT_BETTING_MS = 3000;
+/** The reels' spin after betting closes, ms at speed 1. */
+export const SLOT_SPIN_MS = 2000;
 
 const STRIP: readonly SlotSymbol[] = SYMBOLS.flatMap((s) => Array<SlotSymbol>(s.weight).fill(s.name));
 const STOPS = STRIP.length;
@@ -87,7 +89,7 @@ export function exactRtp(): number {
   return rtp;
 }
 
-/** Round length in ms before the speed factor (constant). */
-export function slotDurationMs(_result: SlotResult): number {
-  return SLOT_DURATION_MS;
+/** From betting closed to the result, ms before the speed factor (constant: nothing leaks the result). */
+export function slotResultMs(_result: SlotResult): number {
+  return SLOT_SPIN_MS;
 }

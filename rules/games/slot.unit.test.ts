@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { SAMPLE_SIZE, sampleBytes, tolerance } from './sample.ts';
-import { exactRtp, payoutDistribution, payoutHundredths, SYMBOLS, slot, slotDurationMs } from './slot.ts';
+import {
+  exactRtp,
+  payoutDistribution,
+  payoutHundredths,
+  SLOT_BETTING_MS,
+  SYMBOLS,
+  slot,
+  slotResultMs,
+} from './slot.ts';
 
 /** 12 bytes whose reels stop at the given positions of the 32-stop strip. */
 function stops(a: number, b: number, c: number): Buffer {
@@ -41,7 +49,7 @@ describe('slot machine', () => {
 
   it('is deterministic and lasts 5 s', () => {
     expect(slot(sampleBytes(9))).toEqual(slot(sampleBytes(9)));
-    expect(slotDurationMs(slot(sampleBytes(9)))).toBe(5000);
+    expect(SLOT_BETTING_MS + slotResultMs(slot(sampleBytes(9)))).toBe(5000);
   });
 
   it('has an exact RTP of about 96%, equal to the closed form of the paytable', () => {

@@ -4,8 +4,10 @@
  */
 import type { RoundResult } from '../rounds/round.ts';
 
-/** Betting plus the chart animation, ms. */
-export const WALL_STREET_DURATION_MS = 10_000;
+/** Betting window, ms at speed 1. */
+export const WALL_STREET_BETTING_MS = 6000;
+/** The chart's move after betting closes, ms at speed 1. */
+export const WALL_STREET_RESULT_MS = 4000;
 
 type WallStreetResult = Extract<RoundResult, { game: 'wall-street' }>;
 
@@ -16,7 +18,7 @@ export function wallStreet(hmac: Uint8Array): WallStreetResult {
   return { game: 'wall-street', trending: first < 0x80 ? 'up' : 'down' };
 }
 
-/** Round length in ms before the speed factor (constant). */
-export function wallStreetDurationMs(_result: WallStreetResult): number {
-  return WALL_STREET_DURATION_MS;
+/** From betting closed to the result, ms before the speed factor (constant: nothing leaks the result). */
+export function wallStreetResultMs(_result: WallStreetResult): number {
+  return WALL_STREET_RESULT_MS;
 }

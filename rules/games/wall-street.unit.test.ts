@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SAMPLE_SIZE, sampleBytes, tolerance } from './sample.ts';
-import { wallStreet, wallStreetDurationMs } from './wall-street.ts';
+import { WALL_STREET_BETTING_MS, wallStreet, wallStreetResultMs } from './wall-street.ts';
 
 describe('wall street', () => {
   it('goes up when the first bit is 0 and down when it is 1', () => {
@@ -11,7 +11,7 @@ describe('wall street', () => {
 
   it('is deterministic and lasts 10 s', () => {
     expect(wallStreet(sampleBytes(3))).toEqual(wallStreet(sampleBytes(3)));
-    expect(wallStreetDurationMs({ game: 'wall-street', trending: 'up' })).toBe(10_000);
+    expect(WALL_STREET_BETTING_MS + wallStreetResultMs({ game: 'wall-street', trending: 'up' })).toBe(10_000);
   });
 
   it('is 50/50 over 200k rounds', () => {

@@ -25,10 +25,13 @@ export interface GameState {
   readonly commitment: string | null;
 }
 
-/** A decided round without its finish time, and how long it lasts at speed 1 (ms). */
+/**
+ * A decided round without its finish time (the engine keeps it to itself until RoundFinished),
+ * and how long its result phase (BettingClosed → RoundFinished) lasts at speed 1, ms.
+ */
 export interface PendingRound {
   readonly round: Omit<RoundFinished, 'finished_at'>;
-  readonly durationMs: number;
+  readonly resultMs: number;
 }
 
 /** The hash chain of a game and epoch (memoised by the caller; building one costs N hashes). */
@@ -96,7 +99,7 @@ export function nextPosition(state: GameState, chains: ChainSource): { epoch: nu
 
 /**
  * Decides the next round of a game: next sequence, next chain position, result from the revealed
- * hash, and its duration at speed 1.
+ * hash, and the length of its result phase at speed 1.
  * @throws FairnessInputError when the sequence would leave the game's id range.
  */
 export function nextRound(state: GameState, chains: ChainSource): PendingRound {
@@ -123,7 +126,7 @@ export function nextRound(state: GameState, chains: ChainSource): PendingRound {
         commitment: chain.commitment,
       },
     },
-    durationMs: rules.durationMs(result),
+    resultMs: rules.resultMs(result),
   };
 }
 

@@ -29,6 +29,56 @@ export interface RoundFinished {
   readonly proof: FairnessProof | null;
 }
 
+/**
+ * A round's betting window opened (schemas/RoundOpened.v1.avsc). Nothing in it depends on the
+ * result: the engine decides the result and keeps it to itself until RoundFinished.
+ */
+export interface RoundOpened {
+  readonly type: 'RoundOpened';
+  readonly round_id: number;
+  readonly game_id: number;
+  readonly game_slug: GameSlug;
+  readonly game_type: GameType;
+  /** Unix ms. */
+  readonly betting_opens_at: number;
+  /** Unix ms. */
+  readonly betting_closes_at: number;
+  readonly chain_epoch: number;
+  readonly chain_index: number;
+  /** Terminal hash of the round's chain, 64 hex. */
+  readonly commitment: string;
+  /** ROUND_SPEED: durations are divided by it; a crash flight's multiplier is e^(0.00006 · speed · ms). */
+  readonly speed: number;
+}
+
+/** A round's betting window closed (schemas/BettingClosed.v1.avsc); a crash flight starts at `at`. */
+export interface BettingClosed {
+  readonly type: 'BettingClosed';
+  readonly round_id: number;
+  readonly game_id: number;
+  readonly game_slug: GameSlug;
+  /** Unix ms. */
+  readonly at: number;
+}
+
+/** A crash bet cashed out by hand, decided by the engine below the point (schemas/BetCashedOut.v1.avsc). */
+export interface BetCashedOut {
+  readonly type: 'BetCashedOut';
+  readonly round_id: number;
+  readonly game_slug: GameSlug;
+  readonly tx_id: number;
+  /** Decimal string, two decimals, below the round's crash point. */
+  readonly multiplier: string;
+  /** Unix ms of the decision (engine clock). */
+  readonly at: number;
+}
+
+/** The lifecycle of a round as subscribers may see it (opt-in on streams). */
+export type RoundLifecycle = RoundOpened | BettingClosed;
+
+/** Every event of the `rounds` topic. */
+export type RoundEvent = RoundOpened | BettingClosed | RoundFinished | BetCashedOut;
+
 /** The per-game data of a result, without the `game` discriminator (the seed's `extras`). */
 export function extrasOf(result: RoundResult): Record<string, unknown> {
   const { game: _game, ...extras } = result;

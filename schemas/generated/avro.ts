@@ -90,6 +90,48 @@ export interface DeadLetterReplayed {
   readonly at: number;
 }
 
+/** A crash bet cashed out by hand during its round's flight, decided by the round engine with its own clock when the request reached it: the flight's multiplier at that moment, which is below the crash point (else there is no record and the bet has crashed). On the `rounds` topic (key: game slug), so it stands before its round's RoundFinished in the log; settlement pays exactly this multiplier. Not streamed to subscribers. */
+export interface BetCashedOut {
+  readonly round_id: number;
+  readonly game_slug: string;
+  /** provider_tx_id of the bet (BetPlaced.tx_id). */
+  readonly tx_id: number;
+  /** Decimal string with two decimals, >= 1.00, below the crash point. */
+  readonly multiplier: string;
+  /** Unix ms of the decision (engine clock). */
+  readonly at: number;
+}
+
+/** A round's betting window closed (round engine), on the `rounds` topic (key: game slug). A bet appended to wallet-transactions after this record (broker append time) is cancelled. Crash flies from `at`; the other games draw after it. */
+export interface BettingClosed {
+  readonly round_id: number;
+  readonly game_id: number;
+  readonly game_slug: string;
+  /** Unix ms; the start of a crash flight. */
+  readonly at: number;
+}
+
+/** A round's betting window opened (round engine), on the `rounds` topic (key: game slug). Nothing in it depends on the round's result: its size and timing are the same whatever the result. */
+export interface RoundOpened {
+  /** The round that will finish as RoundFinished.round_id. */
+  readonly round_id: number;
+  readonly game_id: number;
+  readonly game_slug: string;
+  readonly game_type: string;
+  /** Unix ms. */
+  readonly betting_opens_at: number;
+  /** Unix ms; bets are accepted before it, and only until BettingClosed is on the log. */
+  readonly betting_closes_at: number;
+  /** The hash chain of the round (see RoundFinished.proof). */
+  readonly chain_epoch: number;
+  /** The round's position in its chain: its hash is revealed by RoundFinished. */
+  readonly chain_index: number;
+  /** Published terminal hash of the chain, 64 hex chars. */
+  readonly commitment: string;
+  /** ROUND_SPEED of the engine: every duration is divided by it, and a crash flight's multiplier is e^(0.00006 * speed * ms since BettingClosed.at). */
+  readonly speed: number;
+}
+
 export type BetMode = 'default' | 'free';
 
 /** What every later event of a bet needs to call the operator without looking the bet up. */

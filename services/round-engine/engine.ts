@@ -21,6 +21,7 @@ import {
   nextRound,
   sequenceOf,
 } from '../../rules/rounds/decider.ts';
+import { bettingMsOf } from '../../rules/rounds/lifecycle.ts';
 import { type Appender, createAppender } from './appender.ts';
 import type { EngineConfig } from './config.ts';
 import { buildEngineHttp, type FairnessInfo } from './http.ts';
@@ -93,7 +94,8 @@ export function buildRoundEngine(deps: RoundEngineDeps): RoundEngine {
     while (!abort.signal.aborted) {
       const pending = nextRound(states.get(slug) as GameState, src);
       try {
-        await sleep(pending.durationMs / config.engine.speed, undefined, { signal: abort.signal });
+        const durationMs = bettingMsOf(slug) + pending.resultMs;
+        await sleep(durationMs / config.engine.speed, undefined, { signal: abort.signal });
         const round = finish(pending, clock());
         await appender.append(round, abort.signal);
         states.set(slug, evolve(states.get(slug) as GameState, round));
