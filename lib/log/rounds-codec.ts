@@ -1,14 +1,30 @@
 /**
- * The Avro mapping of `RoundFinished` on the `rounds` topic (schemas/RoundFinished.v1.avsc,
- * Confluent framing through codec.ts). The event itself is rules/rounds/round.ts.
+ * The Avro mapping of the events of the `rounds` topic (Confluent framing through codec.ts):
+ * RoundFinished under the topic subject `rounds-value` (schemas/RoundFinished.v1.avsc, as since the
+ * first version, so every existing reader keeps working), and the lifecycle events RoundOpened,
+ * BettingClosed and the cash-out decisions BetCashedOut under their record names. The events
+ * themselves are rules/rounds/round.ts.
+ *
+ * `decodeRound` reads a RoundFinished only (and refuses the others by subject); consumers of the
+ * whole topic use `decodeRoundEvent`.
  */
 import { type GameType, gameBySlug } from '../../rules/games/catalog.ts';
-import type { RoundFinished, RoundResult } from '../../rules/rounds/round.ts';
+import type {
+  BetCashedOut,
+  BettingClosed,
+  RoundEvent,
+  RoundFinished,
+  RoundOpened,
+  RoundResult,
+} from '../../rules/rounds/round.ts';
 import type * as Avro from '../../schemas/generated/avro.ts';
 import { DecodeError } from '../errors.ts';
 import { decode, encode } from './codec.ts';
 
 export const ROUNDS_SUBJECT = 'rounds-value';
+const OPENED_SUBJECT = 'casino.rounds.RoundOpened';
+const CLOSED_SUBJECT = 'casino.rounds.BettingClosed';
+const CASHED_OUT_SUBJECT = 'casino.rounds.BetCashedOut';
 
 const GAME_OF_UNION = new Map<string, RoundResult['game']>([
   ['casino.rounds.CrashResult', 'crash'],
@@ -45,7 +61,10 @@ function toAvroResult(r: RoundResult): Avro.RoundFinished['result'] {
  * @throws DecodeError for bad framing, another subject, or a result that does not match its game.
  */
 export function decodeRound(buf: Buffer | null | undefined): RoundFinished {
-  const { value } = decode(buf, ROUNDS_SUBJECT);
+  return finishedOf(decode(buf, ROUNDS_SUBJECT).value);
+}
+
+function finishedOf(value: unknown): RoundFinished {
   const v = value as Omit<RoundFinished, 'type' | 'result'> & {
     result: Record<string, Record<string, unknown>>;
   };
@@ -65,4 +84,62 @@ export function decodeRound(buf: Buffer | null | undefined): RoundFinished {
     result: { game, ...extras } as RoundResult,
     proof: v.proof ?? null,
   };
+}
+
+/** The catalog entry of a decoded event's game. @throws DecodeError for an unknown game or id. */
+function gameOf(slug: string, id?: number) {
+  const info = gameBySlug(slug);
+  if (!info || (id !== undefined && info.id !== id)) throw new DecodeError(`unknown game ${slug} (id ${id})`);
+  return info;
+}
+
+/**
+ * Encodes any event of the `rounds` topic.
+ * @throws EncodeError when a field does not fit its schema.
+ */
+export function encodeRoundEvent(event: RoundEvent): Buffer {
+  switch (event.type) {
+    case 'RoundFinished':
+      return encodeRound(event);
+    case 'RoundOpened': {
+      const { type: _t, ...value } = event;
+      return encode(OPENED_SUBJECT, value);
+    }
+    case 'BettingClosed': {
+      const { type: _t, ...value } = event;
+      return encode(CLOSED_SUBJECT, value);
+    }
+    case 'BetCashedOut': {
+      const { type: _t, ...value } = event;
+      return encode(CASHED_OUT_SUBJECT, value);
+    }
+  }
+}
+
+/**
+ * Decodes any event of the `rounds` topic.
+ * @throws DecodeError for bad framing, a subject that is not a rounds event, an unknown game, or a
+ *   result that does not match its game.
+ */
+export function decodeRoundEvent(buf: Buffer | null | undefined): RoundEvent {
+  const { subject, value } = decode(buf);
+  switch (subject) {
+    case ROUNDS_SUBJECT:
+      return finishedOf(value);
+    case OPENED_SUBJECT: {
+      const v = value as Omit<RoundOpened, 'type'>;
+      const info = gameOf(v.game_slug, v.game_id);
+      return { ...v, type: 'RoundOpened', game_slug: info.slug, game_type: info.type };
+    }
+    case CLOSED_SUBJECT: {
+      const v = value as Omit<BettingClosed, 'type'>;
+      return { ...v, type: 'BettingClosed', game_slug: gameOf(v.game_slug, v.game_id).slug };
+    }
+    case CASHED_OUT_SUBJECT: {
+      const v = value as Omit<BetCashedOut, 'type'>;
+      return { ...v, type: 'BetCashedOut', game_slug: gameOf(v.game_slug).slug };
+    }
+    default:
+      throw new DecodeError(`schema subject ${subject} is not an event of the rounds topic`);
+  }
 }

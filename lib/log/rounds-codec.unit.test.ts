@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RoundFinished } from '../../rules/rounds/round.ts';
 import { DecodeError, EncodeError } from '../errors.ts';
 import { decode } from './codec.ts';
-import { decodeRound, encodeRound } from './rounds-codec.ts';
+import { decodeRound, decodeRoundEvent, encodeRound, encodeRoundEvent } from './rounds-codec.ts';
 
 const base = { type: 'RoundFinished', finished_at: Date.UTC(2026, 10, 21, 12, 0, 0), proof: null } as const;
 const samples: RoundFinished[] = [
@@ -79,5 +79,60 @@ describe('RoundFinished codec', () => {
       schemaId: 1,
       subject: 'rounds-value',
     });
+  });
+});
+
+describe('rounds topic events (issue 11)', () => {
+  const opened = {
+    type: 'RoundOpened',
+    round_id: 1_000_000_000_007,
+    game_id: 1,
+    game_slug: 'crash',
+    game_type: 'multiplier',
+    betting_opens_at: 1_700_000_000_000,
+    betting_closes_at: 1_700_000_007_000,
+    chain_epoch: 0,
+    chain_index: 7,
+    commitment: 'c'.repeat(64),
+    speed: 1,
+  } as const;
+  const closed = {
+    type: 'BettingClosed',
+    round_id: opened.round_id,
+    game_id: 1,
+    game_slug: 'crash',
+    at: 1_700_000_007_001,
+  } as const;
+  const cashedOut = {
+    type: 'BetCashedOut',
+    round_id: opened.round_id,
+    game_slug: 'crash',
+    tx_id: 4004,
+    multiplier: '1.37',
+    at: 1_700_000_012_000,
+  } as const;
+
+  it('round-trips every event type through its own subject', () => {
+    for (const e of [opened, closed, cashedOut, samples[0] as RoundFinished])
+      expect(decodeRoundEvent(encodeRoundEvent(e))).toEqual(e);
+    expect(decode(encodeRoundEvent(opened)).subject).toBe('casino.rounds.RoundOpened');
+    expect(decode(encodeRoundEvent(samples[0] as RoundFinished)).subject).toBe('rounds-value');
+  });
+
+  it('keeps decodeRound for RoundFinished only, refusing a lifecycle event by subject', () => {
+    expect(() => decodeRound(encodeRoundEvent(closed))).toThrow(
+      /casino.rounds.BettingClosed, expected rounds-value/,
+    );
+  });
+
+  it('refuses a record of another topic and a lifecycle event of an unknown game', () => {
+    expect(() => decodeRoundEvent(Buffer.from([0, 0, 0, 0, 4, 2, 3]))).toThrow(DecodeError);
+    const bad = encodeRoundEvent({ ...closed, game_slug: 'poker' as 'crash' });
+    expect(() => decodeRoundEvent(bad)).toThrow(/unknown game poker/);
+  });
+
+  it('gives RoundOpened the same size whatever the result (no result field, fixed-width times)', () => {
+    const a = encodeRoundEvent(opened).length;
+    expect(encodeRoundEvent({ ...opened, betting_closes_at: opened.betting_closes_at + 5 }).length).toBe(a);
   });
 });

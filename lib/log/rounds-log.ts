@@ -3,10 +3,10 @@
  * position, and how an edge finds the latest round of each game at start.
  */
 import type { Kafka } from 'kafkajs';
-import type { RoundFinished } from '../../rules/rounds/round.ts';
+import type { RoundEvent } from '../../rules/rounds/round.ts';
 import type { Logger } from '../logger.ts';
 import { type LogRecord, partitionOffsets, readRange } from './kafka.ts';
-import { decodeRound } from './rounds-codec.ts';
+import { decodeRoundEvent } from './rounds-codec.ts';
 
 export interface ScanOptions {
   /** Records per partition read in one step (default 1000). */
@@ -17,7 +17,7 @@ export interface ScanOptions {
 }
 
 /**
- * Visits the decodable rounds of `topic` newest first within each partition, one chunk of
+ * Visits the decodable events (rounds and their lifecycle) of `topic` newest first within each partition, one chunk of
  * `chunk` records per partition at a time, until `isDone()` holds after a chunk or every
  * partition is read down to its low offset. Undecodable records are skipped with a warning (the
  * projector dead-letters them).
@@ -26,7 +26,7 @@ export interface ScanOptions {
 export async function scanBackward(
   kafka: Kafka,
   topic: string,
-  onRound: (round: RoundFinished, record: LogRecord) => void,
+  onEvent: (event: RoundEvent, record: LogRecord) => void,
   isDone: () => boolean,
   options: ScanOptions = {},
 ): Promise<void> {
@@ -56,14 +56,14 @@ export async function scanBackward(
     );
     for (const [p, start] of from) {
       for (const r of (got.get(p) ?? []).reverse()) {
-        let round: RoundFinished;
+        let event: RoundEvent;
         try {
-          round = decodeRound(r.message.value);
+          event = decodeRoundEvent(r.message.value);
         } catch (err) {
           options.logger?.warn({ partition: p, offset: r.offset, err }, 'skipping undecodable record');
           continue;
         }
-        onRound(round, r);
+        onEvent(event, r);
       }
       (cursor.get(p) as { at: bigint }).at = start;
     }

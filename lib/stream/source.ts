@@ -12,11 +12,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka } from 'kafkajs';
 import { GAME_SLUGS } from '../../rules/games/catalog.ts';
-import type { RoundFinished } from '../../rules/rounds/round.ts';
+import type { RoundEvent, RoundLifecycle } from '../../rules/rounds/round.ts';
 import type { SharedConfig } from '../config/shared.ts';
 import { type ConsumerLag, trackConsumerLag } from '../log/consumer-lag.ts';
 import { partitionOffsets } from '../log/kafka.ts';
-import { decodeRound } from '../log/rounds-codec.ts';
+import { decodeRoundEvent } from '../log/rounds-codec.ts';
 import { scanBackward } from '../log/rounds-log.ts';
 import { topicName } from '../log/topics.ts';
 import type { Logger } from '../logger.ts';
@@ -53,6 +53,16 @@ export interface RoundSourceDeps {
   readonly logger: Logger;
   readonly hub: FanOutHub;
   readonly metrics: EdgeMetrics;
+  /**
+   * Receives each RoundOpened and BettingClosed read live, with its append time (Unix ms), for the
+   * streams' opt-in lifecycle messages. Cash-out decisions on the topic are never streamed.
+   */
+  readonly onLifecycle?: (
+    event: RoundLifecycle,
+    appendedAt: number,
+    partition: number,
+    offset: bigint,
+  ) => void;
 }
 
 /** Kafka message timestamp (ms, string) to a number; the append time of the stream form. */
@@ -71,9 +81,9 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
   let ready = false;
   let stopped = false;
 
-  const decode = (value: Buffer | null, partition: number, offset: string): RoundFinished | undefined => {
+  const decode = (value: Buffer | null, partition: number, offset: string): RoundEvent | undefined => {
     try {
-      return decodeRound(value);
+      return decodeRoundEvent(value);
     } catch (err) {
       // The projector dead-letters such a record; the edge only skips it.
       metrics.undecodable.inc();
@@ -93,6 +103,7 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
       topic,
       (round, r) => {
         scanned++;
+        if (round.type !== 'RoundFinished') return;
         const prev = newest.get(round.game_slug);
         if (prev && prev.round.round_id >= round.round_id) return;
         const at = appendTime(r.message.timestamp);
@@ -155,9 +166,12 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
         eachBatch: async ({ batch }) => {
           for (const m of batch.messages) {
             next.set(batch.partition, BigInt(m.offset) + 1n);
-            const round = decode(m.value, batch.partition, m.offset);
-            if (!round) continue;
-            hub.publish(new Delivery(round, appendTime(m.timestamp), batch.partition, BigInt(m.offset)));
+            const event = decode(m.value, batch.partition, m.offset);
+            if (!event || event.type === 'BetCashedOut') continue;
+            const at = appendTime(m.timestamp);
+            if (event.type === 'RoundFinished')
+              hub.publish(new Delivery(event, at, batch.partition, BigInt(m.offset)));
+            else deps.onLifecycle?.(event, at, batch.partition, BigInt(m.offset));
           }
           const position = next.get(batch.partition);
           if (position !== undefined) l.position(topic, batch.partition, position);

@@ -4,9 +4,9 @@
  * memory stays constant whatever the range.
  */
 
-import { decodeRound } from '../../lib/log/rounds-codec.ts';
+import { decodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
-import type { RoundFinished } from '../../rules/rounds/round.ts';
+import type { RoundEvent } from '../../rules/rounds/round.ts';
 import { type FairnessSummary, MAX_LISTED, ProofChecker } from './proofs.ts';
 import { type GameSummaries, RoundStats, type Span } from './stats/index.ts';
 
@@ -24,7 +24,14 @@ export interface AnalyticsReport {
   readonly rounds: number;
   /** Decodable rounds of games that were not selected. */
   readonly other_games: number;
-  /** Records that are not a decodable RoundFinished (count exact, locations capped at MAX_LISTED). */
+  /**
+   * Rounds whose RoundOpened is in the range and whose RoundFinished is not (yet): open at the end of
+   * the range, not a failure (issue 11).
+   */
+  readonly open_rounds: readonly { game: GameSlug; round_id: number }[];
+  /** Lifecycle records (RoundOpened, BettingClosed) and cash-out decisions read. */
+  readonly lifecycle_records: number;
+  /** Records that are not a decodable event of the rounds topic (count exact, locations capped at MAX_LISTED). */
   readonly undecodable: {
     readonly count: number;
     readonly first: readonly { partition: number; offset: string; reason: string }[];
@@ -48,6 +55,9 @@ export class ReplayFold {
   private undecodableCount = 0;
   private others = 0;
   private rounds = 0;
+  private lifecycleRecords = 0;
+  /** RoundOpened seen and not yet finished, by round id. */
+  private readonly opened = new Map<number, GameSlug>();
   /** Records seen so far. */
   records = 0;
 
@@ -60,22 +70,30 @@ export class ReplayFold {
   /** Decodes and folds one record (`value` as stored: framed Avro). */
   add(partition: number, offset: string, value: Buffer | null): void {
     this.records++;
-    let round: RoundFinished;
+    let round: RoundEvent;
     try {
-      round = decodeRound(value);
+      round = decodeRoundEvent(value);
     } catch (err) {
       this.undecodableCount++;
       if (this.undecodable.length < MAX_LISTED)
         this.undecodable.push({ partition, offset, reason: (err as Error).message });
       return;
     }
+    if (round.type !== 'RoundFinished') return this.lifecycle(round);
     if (!this.wanted.has(round.game_slug)) {
       this.others++;
       return;
     }
+    this.opened.delete(round.round_id);
     this.rounds++;
     this.proofs.check(round, { partition, offset });
     this.stats.add(round);
+  }
+
+  /** Counts a lifecycle record and keeps the wanted rounds opened in the range. */
+  private lifecycle(e: Exclude<RoundEvent, { type: 'RoundFinished' }>): void {
+    this.lifecycleRecords++;
+    if (e.type === 'RoundOpened' && this.wanted.has(e.game_slug)) this.opened.set(e.round_id, e.game_slug);
   }
 
   report(meta: ReplayMeta): AnalyticsReport {
@@ -83,6 +101,8 @@ export class ReplayFold {
       ...meta,
       records: this.records,
       rounds: this.rounds,
+      open_rounds: [...this.opened].map(([round_id, game]) => ({ game, round_id })),
+      lifecycle_records: this.lifecycleRecords,
       other_games: this.others,
       undecodable: { count: this.undecodableCount, first: [...this.undecodable] },
       games: this.stats.summaries(),

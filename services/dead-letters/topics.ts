@@ -11,7 +11,7 @@
  */
 import type { IHeaders } from 'kafkajs';
 import { DLQ_HEADERS } from '../../lib/log/dead-letter.ts';
-import { decodeRound } from '../../lib/log/rounds-codec.ts';
+import { decodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import { TOPICS, type TopicKey } from '../../lib/log/topics.ts';
 import { decodeWalletEvent } from '../../lib/log/wallet-events.ts';
 import type { DeadLettersConfig } from './config.ts';
@@ -69,7 +69,7 @@ const rounds: DeadLetterTopic = {
     kind: null,
     attempts: null,
   }),
-  decode: (value) => decodeRound(value),
+  decode: (value) => decodeRoundEvent(value),
 };
 
 const wallet: DeadLetterTopic = {

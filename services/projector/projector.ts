@@ -21,15 +21,19 @@ import { type OffsetEvent, writeChunk } from './rounds/store.ts';
 /** Name of this projection in `projection_checkpoints` and in the `dlq-projection` header. */
 export const ROUNDS_PROJECTION = 'rounds';
 
-/** The rounds projection: decoded rounds, written at most 5000 per statement. */
-export const roundsProjection: ConsumerSpec<OffsetEvent> = {
+/**
+ * The rounds projection: finished rounds, written at most 5000 records per statement; the
+ * lifecycle events and cash-outs of the topic decode to null and only move the checkpoint.
+ */
+export const roundsProjection: ConsumerSpec<OffsetEvent | null> = {
   name: ROUNDS_PROJECTION,
   topics: ['rounds'],
   chunkSize: 5000,
   decode: decodeRecord,
-  write: async (sql, key, events, next) => ({
-    checkpoint: (await writeChunk(sql, key, events, next)).checkpoint,
-  }),
+  write: async (sql, key, events, next) => {
+    const rounds = events.filter((e): e is OffsetEvent => e !== null);
+    return { checkpoint: (await writeChunk(sql, key, rounds, next)).checkpoint };
+  },
 };
 
 export interface ProjectorOptions extends CheckpointedConsumerOptions {

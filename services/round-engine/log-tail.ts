@@ -28,7 +28,7 @@ export async function recoverStates(
     kafka,
     topic,
     (round) => {
-      if (!wanted.has(round.game_slug)) return;
+      if (round.type !== 'RoundFinished' || !wanted.has(round.game_slug)) return;
       if (newer(last.get(round.game_slug), round)) last.set(round.game_slug, round);
       if (round.proof && newer(lastProved.get(round.game_slug), round))
         lastProved.set(round.game_slug, round);
@@ -67,7 +67,7 @@ export async function findRound(
     kafka,
     topic,
     (r) => {
-      if (r.game_slug !== game) return;
+      if (r.type !== 'RoundFinished' || r.game_slug !== game) return;
       if (r.round_id === roundId) round = r;
       else if (r.round_id === roundId - 1) previous = r;
       else if (r.round_id < roundId - 1) passed = true;

@@ -20,7 +20,7 @@ import {
   type ConsumerStatus,
 } from '../../lib/log/checkpointed-consumer.ts';
 import type { ConsumerSpec } from '../../lib/log/consumer-spec.ts';
-import { decodeRound } from '../../lib/log/rounds-codec.ts';
+import { decodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import { topicName } from '../../lib/log/topics.ts';
 import { decodeWalletEvent, type WalletEvent } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -57,7 +57,7 @@ export interface Settlement {
 }
 
 /** A record settlement reads: a wallet event or a finished round. */
-type Input = { readonly wallet: WalletEvent } | { readonly round: FinishedRound };
+type Input = { readonly wallet: WalletEvent } | { readonly round: FinishedRound } | null;
 
 /** Builds the processor; nothing connects until `start()`. */
 export function buildSettlement(deps: SettlementDeps): Settlement {
@@ -77,8 +77,11 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
     name: SETTLEMENT_PROJECTION,
     topics: ['walletTransactions', 'rounds'],
     chunkSize: Number.POSITIVE_INFINITY,
-    decode: (m, topic) =>
-      topic === 'rounds' ? { round: decodeRound(m.value) } : { wallet: decodeWalletEvent(m.value) },
+    decode: (m, topic) => {
+      if (topic !== 'rounds') return { wallet: decodeWalletEvent(m.value) };
+      const e = decodeRoundEvent(m.value);
+      return e.type === 'RoundFinished' ? { round: e } : null;
+    },
     initialOffset: (topic, low, high) =>
       topic === 'rounds' && high - ROUNDS_LOOKBACK > low ? high - ROUNDS_LOOKBACK : low,
     async write(pool, key, inputs, next) {
@@ -87,14 +90,14 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
           ? await settleRoundsBatch(
               pool,
               key,
-              inputs.flatMap((i) => ('round' in i ? [i.round] : [])),
+              inputs.flatMap((i) => (i && 'round' in i ? [i.round] : [])),
               next,
               now(),
             )
           : await settleWalletBatch(
               pool,
               key,
-              inputs.flatMap((i) => ('wallet' in i ? [i.wallet] : [])),
+              inputs.flatMap((i) => (i && 'wallet' in i ? [i.wallet] : [])),
               next,
               now(),
             );

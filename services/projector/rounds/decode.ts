@@ -1,23 +1,25 @@
 /**
- * Turns raw records of the `rounds` topic into projectable events at their offsets. A record that
- * does not decode throws; the checkpointed consumer dead-letters it (lib/log/dead-letter.ts) so one
- * bad record never stops the projection. Pure: no I/O.
+ * Turns raw records of the `rounds` topic into projectable events at their offsets: finished rounds
+ * (the read models are history and the game list); the lifecycle events and cash-out decisions of
+ * the same topic decode to null and only move the checkpoint. A record that does not decode throws;
+ * the checkpointed consumer dead-letters it (lib/log/dead-letter.ts) so one bad record never stops
+ * the projection. Pure: no I/O.
  */
 import type { KafkaMessage } from 'kafkajs';
 import { decodeAll, type Poison } from '../../../lib/log/consumer-spec.ts';
-import { decodeRound } from '../../../lib/log/rounds-codec.ts';
+import { decodeRoundEvent } from '../../../lib/log/rounds-codec.ts';
 import type { OffsetEvent } from './store.ts';
 
 /**
- * Decodes one record. `appendedAt` is the record's Kafka timestamp (Unix ms): the broker's append
- * time on a LogAppendTime topic, the producer's create time otherwise.
- * @throws DecodeError for a record that is not a RoundFinished.
+ * Decodes one record; null for an event of the topic that is not a finished round. `appendedAt` is
+ * the record's Kafka timestamp (Unix ms): the broker's append time on a LogAppendTime topic, the
+ * producer's create time otherwise.
+ * @throws DecodeError for a record that is not an event of the rounds topic.
  */
-export function decodeRecord(message: KafkaMessage): OffsetEvent {
-  return {
-    offset: BigInt(message.offset),
-    event: { round: decodeRound(message.value), appendedAt: Number(message.timestamp) },
-  };
+export function decodeRecord(message: KafkaMessage): OffsetEvent | null {
+  const event = decodeRoundEvent(message.value);
+  if (event.type !== 'RoundFinished') return null;
+  return { offset: BigInt(message.offset), event: { round: event, appendedAt: Number(message.timestamp) } };
 }
 
 /** Decodes `messages` (one partition, log order) into events and the records that did not decode. */
@@ -26,5 +28,5 @@ export function decodeMessages(messages: readonly KafkaMessage[]): {
   undecodable: Poison[];
 } {
   const { items, poison } = decodeAll({ decode: decodeRecord }, 'rounds', messages);
-  return { events: items.map((i) => i.event), undecodable: poison };
+  return { events: items.flatMap((i) => (i.event ? [i.event] : [])), undecodable: poison };
 }

@@ -9,10 +9,11 @@
  */
 import type { Kafka } from 'kafkajs';
 import { readRange } from '../../../../lib/log/kafka.ts';
-import { decodeRound } from '../../../../lib/log/rounds-codec.ts';
+import { decodeRoundEvent } from '../../../../lib/log/rounds-codec.ts';
 import type { Logger } from '../../../../lib/logger.ts';
 import { Delivery, type Selection, type Subscription, slugsOf } from '../../../../lib/stream/hub.ts';
 import type { GameSlug } from '../../../../rules/games/catalog.ts';
+import type { RoundEvent } from '../../../../rules/rounds/round.ts';
 import type { Position } from './event-id.ts';
 
 /** Rounds kept per game in memory for resumes (about 4 games x 1000 x 1 KB). */
@@ -97,13 +98,14 @@ export function readMissed(
       topic,
       new Map(starts.map((s) => [s.partition, BigInt(s.offset)])),
       (r) => {
-        let round: ReturnType<typeof decodeRound>;
+        let round: RoundEvent;
         try {
-          round = decodeRound(r.message.value);
+          round = decodeRoundEvent(r.message.value);
         } catch {
           logger.debug({ partition: r.partition, offset: r.offset }, 'resume: undecodable record skipped');
           return;
         }
+        if (round.type !== 'RoundFinished') return; // lifecycle and cash-outs are not resumed rounds
         const last = p.last.get(round.game_slug) ?? 0;
         if (!wanted.has(round.game_slug) || round.round_id <= last) return;
         const list = perGame.get(round.game_slug) ?? [];
