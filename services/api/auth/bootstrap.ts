@@ -6,7 +6,7 @@
  */
 import type { Producer } from 'kafkajs';
 import { newKeyId, newSecret, secretHash } from '../../../lib/auth/credentials.ts';
-import { appendKeyEvent } from '../../../lib/auth/key-events.ts';
+import { appendKeyEvent, type KeyCreated, type LogPosition } from '../../../lib/auth/key-events.ts';
 import type { KeyTable } from '../../../lib/auth/key-table.ts';
 import type { ApiConfig } from '../config.ts';
 
@@ -26,25 +26,47 @@ export async function ensureAdminKey(deps: {
   if (!configured && table.hasAdmin()) return 'present';
   if (configured && table.findBySecretHash(secretHash(configured))) return 'configured-existing';
   const secret = configured || newSecret('private');
-  const pos = await appendKeyEvent(producer, config, {
-    type: 'KeyCreated',
-    value: {
-      key_id: newKeyId(),
-      name: configured ? 'admin (AUTH_ADMIN_KEY)' : 'admin (generated at first start)',
-      kind: 'private',
-      secret_sha256: secretHash(secret),
-      scopes: ['admin'],
-      rate_limit: 1000,
-      allowed_origins: [],
-      admin: true,
-      visitor_id: null,
-      bound_domain: null,
-      created_at: deps.now,
-    },
-  });
-  await table.waitFor(pos);
+  const name = configured ? 'admin (AUTH_ADMIN_KEY)' : 'admin (generated at first start)';
+  const { position } = await appendAdminKey(producer, config, { name, secret, now: deps.now });
+  await table.waitFor(position);
   if (configured) return 'configured-registered';
   const print = deps.print ?? ((line: string) => process.stdout.write(line));
   print(`\nFirst admin key (shown once, store it now): ${secret}\n\n`);
   return 'generated';
+}
+
+/** The KeyCreated of a private admin key (1000 requests a minute, the private default). */
+function adminKeyCreated(name: string, secret: string, now: number): KeyCreated {
+  return {
+    key_id: newKeyId(),
+    name,
+    kind: 'private',
+    secret_sha256: secretHash(secret),
+    scopes: ['admin'],
+    rate_limit: 1000,
+    allowed_origins: [],
+    admin: true,
+    visitor_id: null,
+    bound_domain: null,
+    created_at: now,
+  };
+}
+
+/**
+ * Appends a new private admin key to `auth-keys` (the start-up bootstrap above, and
+ * `npm run admin-key -- create`, which needs no running API: every node's key table reads it
+ * from the log within a second).
+ * @param opts.secret the `sk_live_…` secret (default: a new random one); only its SHA-256 is written.
+ * @returns the key id, the secret (to show once) and where the record landed.
+ * @throws kafkajs errors when the broker refuses or cannot be reached.
+ */
+export async function appendAdminKey(
+  producer: Producer,
+  config: Pick<ApiConfig, 'kafka'>,
+  opts: { name: string; secret?: string; now: number },
+): Promise<{ keyId: string; secret: string; position: LogPosition }> {
+  const secret = opts.secret ?? newSecret('private');
+  const value = adminKeyCreated(opts.name, secret, opts.now);
+  const position = await appendKeyEvent(producer, config, { type: 'KeyCreated', value });
+  return { keyId: value.key_id, secret, position };
 }

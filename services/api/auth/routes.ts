@@ -13,7 +13,7 @@ import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../../lib/auth/scopes
 import { issueToken, TOKEN_TTL_S } from '../../../lib/auth/tokens.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import type { ApiConfig } from '../config.ts';
-import { AuthError, InvalidInputError, NotFoundError } from '../errors.ts';
+import { AuthError, ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
 import {
   BROWSER_KEY_RATE_LIMIT,
   BROWSER_KEY_SCOPES,
@@ -96,12 +96,35 @@ function originsOf(body: CreateBody): string[] {
   return [...new Set(out)];
 }
 
+/** Text of the 409 that refuses to revoke or delete the last active admin key (issue 13 item 2). */
+export const LAST_ADMIN_TEXT =
+  'this is the last active admin key: create another admin key first (POST /api/auth/keys with scope admin, or npm run admin-key -- create --name <name>)';
+
+/**
+ * Refuses to revoke or delete `k` when it is the only active (not revoked, not deleted) admin key,
+ * so the admin API can never lock itself out (issue 13 item 2).
+ * @throws ConflictError LAST_ADMIN_KEY (409)
+ */
+export function assertNotLastAdmin(table: Pick<KeyTable, 'list'>, k: KeyRecord): void {
+  if (!k.admin || k.revokedAtMs !== null) return;
+  const others = table.list().some((o) => o.keyId !== k.keyId && o.admin && o.revokedAtMs === null);
+  if (!others) throw new ConflictError('LAST_ADMIN_KEY', LAST_ADMIN_TEXT);
+}
+
 /** Registers the seven auth endpoints. */
 export function authRoutes(deps: AuthRouteDeps): FastifyPluginAsync {
   const { table, producer, config, lastUsed } = deps;
   const now = deps.now ?? Date.now;
   const append = async (event: Parameters<typeof appendKeyEvent>[2]) => {
     await table.waitFor(await appendKeyEvent(producer, config, event));
+  };
+  // Revokes and deletes run one at a time in this process, so two concurrent requests cannot each
+  // see the other's admin key still active and together remove the last two (docs/decisions.md).
+  let removals: Promise<unknown> = Promise.resolve();
+  const oneAtATime = <T>(f: () => Promise<T>): Promise<T> => {
+    const run = removals.then(f, f);
+    removals = run.catch(() => {});
+    return run;
   };
   const existing = (id: string): KeyRecord => {
     const k = isKeyId(id) ? table.get(id) : undefined;
@@ -194,18 +217,23 @@ export function authRoutes(deps: AuthRouteDeps): FastifyPluginAsync {
     app.post<{ Params: { id: string } }>(
       '/api/auth/keys/:id/revoke',
       { schema: revokeKeySchema },
-      async (req) => {
-        const k = existing(req.params.id);
-        if (k.revokedAtMs === null)
-          await append({ type: 'KeyRevoked', value: { key_id: k.keyId, at: now() } });
-        return { success: true, key: view(existing(k.keyId), lastUsed) };
-      },
+      async (req) =>
+        oneAtATime(async () => {
+          const k = existing(req.params.id);
+          assertNotLastAdmin(table, k);
+          if (k.revokedAtMs === null)
+            await append({ type: 'KeyRevoked', value: { key_id: k.keyId, at: now() } });
+          return { success: true, key: view(existing(k.keyId), lastUsed) };
+        }),
     );
 
-    app.delete<{ Params: { id: string } }>('/api/auth/keys/:id', { schema: deleteKeySchema }, async (req) => {
-      const k = existing(req.params.id);
-      await append({ type: 'KeyDeleted', value: { key_id: k.keyId, at: now() } });
-      return { success: true, id: k.keyId, deleted: true };
-    });
+    app.delete<{ Params: { id: string } }>('/api/auth/keys/:id', { schema: deleteKeySchema }, async (req) =>
+      oneAtATime(async () => {
+        const k = existing(req.params.id);
+        assertNotLastAdmin(table, k);
+        await append({ type: 'KeyDeleted', value: { key_id: k.keyId, at: now() } });
+        return { success: true, id: k.keyId, deleted: true };
+      }),
+    );
   };
 }

@@ -174,6 +174,7 @@ export const revokeKeySchema = {
   response: {
     200: { type: 'object', properties: { success: { type: 'boolean' }, key: keyView } },
     404: err('No such key.'),
+    409: err('The last active admin key: create another admin key first.'),
     ...authErrors,
   },
 } as const;
@@ -188,6 +189,7 @@ export const deleteKeySchema = {
       properties: { success: { type: 'boolean' }, id: { type: 'string' }, deleted: { type: 'boolean' } },
     },
     404: err('No such key.'),
+    409: err('The last active admin key: create another admin key first.'),
     ...authErrors,
   },
 } as const;
