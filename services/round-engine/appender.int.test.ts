@@ -13,10 +13,10 @@ import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildChain } from '../../rules/fairness/chain.ts';
 import { type ChainSource, decide, evolve, initialState, sequenceOf } from '../../rules/rounds/decider.ts';
-import type { RoundFinished } from '../../rules/rounds/round.ts';
+import type { RoundEvent, RoundFinished } from '../../rules/rounds/round.ts';
 import { loadConfig } from '../../tests/support/config.ts';
 import { createAppender } from './appender.ts';
-import { recoverStates } from './log-tail.ts';
+import { eventLanded } from './log-tail.ts';
 import { createMetrics } from './metrics.ts';
 
 const config = loadConfig(process.env, { TOPIC_NAMESPACE: `t-${randomBytes(4).toString('hex')}-` });
@@ -24,9 +24,7 @@ const logger = createLogger('test', 'silent');
 const kafka = createKafka(config, 'appender-int', logger);
 const topic = topicName(config, 'rounds');
 const chains: ChainSource = (slug, epoch) => buildChain(Buffer.alloc(32, 3), slug, epoch, 20);
-const landed = async (r: RoundFinished) =>
-  ((await recoverStates(kafka, topic, [r.game_slug])).get(r.game_slug)?.sequence ?? 0) >=
-  sequenceOf(r.game_slug, r.round_id);
+const landed = (e: RoundEvent) => eventLanded(kafka, topic, e);
 
 async function readAll() {
   const offsets = await partitionOffsets(kafka, topic);

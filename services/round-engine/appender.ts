@@ -1,8 +1,9 @@
 /**
- * Appends one game's rounds to the log exactly once. The producer is idempotent (one request in
+ * Appends one game's events (its rounds' lifecycle: RoundOpened, BettingClosed, the cash-outs of a
+ * crash flight, RoundFinished) to the log exactly once, in the order they are given. The producer is idempotent (one request in
  * flight, acks from all in-sync replicas), so kafkajs's own retries never duplicate a record.
  * A send that still fails (broker restart, longer outage) is retried forever with capped
- * backoff (SEND_RETRY, p-retry); before each re-send the log tail is read, and if the round
+ * backoff (SEND_RETRY, p-retry); before each re-send the log tail is read, and if the event
  * landed after all the engine moves on without sending it again. The same producer is kept
  * across retries where it can be: kafkajs rolls the sequence number back after a failed send, so
  * a re-send carries the same producer id and sequence and the broker drops it should the first
@@ -11,10 +12,10 @@
  */
 import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import pRetry from 'p-retry';
-import { encodeRound } from '../../lib/log/rounds-codec.ts';
+import { encodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
-import type { RoundFinished } from '../../rules/rounds/round.ts';
+import type { RoundEvent } from '../../rules/rounds/round.ts';
 import type { EngineMetrics } from './metrics.ts';
 
 /** Backoff of a failed send (ms): 100, 200, 400 … capped at 2000, jittered, never giving up. */
@@ -61,15 +62,15 @@ export interface AppenderDeps {
   readonly slug: GameSlug;
   readonly logger: Logger;
   readonly metrics: EngineMetrics;
-  /** Whether the round (or a later one of the game) is already in the log; reads the log. */
-  readonly landed: (round: RoundFinished) => Promise<boolean>;
+  /** Whether the event (or a later round of the game) is already in the log; reads the log. */
+  readonly landed: (event: RoundEvent) => Promise<boolean>;
   readonly clock: () => number;
 }
 
 export interface Appender {
   connect(): Promise<void>;
-  /** Resolves once the round is in the log; rejects only when `signal` aborts. */
-  append(round: RoundFinished, signal: AbortSignal): Promise<void>;
+  /** Resolves once the event is in the log; rejects only when `signal` aborts. */
+  append(event: RoundEvent, signal: AbortSignal): Promise<void>;
   /** True while a producer is connected. */
   connected(): boolean;
   close(): Promise<void>;
@@ -112,12 +113,12 @@ export function createAppender(deps: AppenderDeps): Appender {
     return open();
   }
 
-  async function attempt(round: RoundFinished, value: Buffer, n: number): Promise<void> {
+  async function attempt(event: RoundEvent, value: Buffer, n: number): Promise<void> {
     if (n > 1) {
-      if (await deps.landed(round)) {
+      if (await deps.landed(event)) {
         logger.info(
-          { round_id: round.round_id },
-          'round already in the log after a failed send; not re-sending',
+          { round_id: event.round_id, type: event.type },
+          'event already in the log after a failed send; not re-sending',
         );
         return;
       }
@@ -127,7 +128,7 @@ export function createAppender(deps: AppenderDeps): Appender {
     await p.send({
       topic,
       acks: -1,
-      messages: [{ key: slug, value, headers: { 'event-type': 'RoundFinished' } }],
+      messages: [{ key: slug, value, headers: { 'event-type': event.type } }],
     });
   }
 
@@ -136,11 +137,11 @@ export function createAppender(deps: AppenderDeps): Appender {
       await open();
     },
     connected: () => isConnected,
-    async append(round, signal) {
-      const value = encodeRound(round);
+    async append(event, signal) {
+      const value = encodeRoundEvent(event);
       await pRetry(
         (n) => {
-          const run = attempt(round, value, n);
+          const run = attempt(event, value, n);
           inflight = run.catch(() => {});
           return run;
         },
@@ -151,15 +152,16 @@ export function createAppender(deps: AppenderDeps): Appender {
             lastError = err;
             metrics.sendRetries.inc({ game: slug });
             logger.warn(
-              { round_id: round.round_id, attempt: err.attemptNumber, err: err.message },
+              { round_id: event.round_id, type: event.type, attempt: err.attemptNumber, err: err.message },
               'append failed; retrying',
             );
           },
         },
       );
       lastError = null;
+      if (event.type !== 'RoundFinished') return;
       metrics.appended.inc({ game: slug });
-      metrics.appendLatency.observe({ game: slug }, Math.max(0, deps.clock() - round.finished_at) / 1000);
+      metrics.appendLatency.observe({ game: slug }, Math.max(0, deps.clock() - event.finished_at) / 1000);
     },
     async close() {
       if (inflight) await Promise.race([inflight, new Promise((r) => setTimeout(r, CLOSE_WAIT_MS).unref())]);

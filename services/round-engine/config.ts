@@ -8,13 +8,17 @@
  *   the engine creates one in ROUND_SEED_FILE at first start.
  * - ROUND_SEED_FILE: where a generated server seed is kept (.data/round-engine/server-seed).
  * - ROUND_CHAIN_LENGTH: rounds per hash chain before a new epoch starts (100000).
- * - ROUND_ENGINE_PORT: the engine's health/fairness HTTP port on API_HOST (8081; 0 = any free port).
- * Shared: KAFKA_*, TOPIC_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, API_HOST (lib/config/shared.ts).
+ * - ROUND_ENGINE_PORT: the engine's HTTP port on API_HOST: health, fairness, and the internal cash-out
+ *   decision the API calls, signed with the token secret (8081; 0 = any free port).
+ * - ROUND_BETTING_MS: betting windows per game in ms at speed 1, `game=ms` pairs separated by commas
+ *   (e.g. `crash=5000,double=12000`); games not named keep their defaults (crash 7000, double 10000,
+ *   slot 3000, wall-street 6000; rules/games). Divided by ROUND_SPEED like every duration.
+ * Shared: KAFKA_*, TOPIC_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, API_HOST, AUTH_TOKEN_SECRET(_FILE) (lib/config/shared.ts).
  */
 
 import { z } from 'zod';
 import { configLoader, dataPath, int, port, section } from '../../lib/config/core.ts';
-import { kafkaSection, opsSection, processSection } from '../../lib/config/shared.ts';
+import { authSection, kafkaSection, opsSection, processSection } from '../../lib/config/shared.ts';
 import { GAME_SLUGS } from '../../rules/games/catalog.ts';
 
 export const engineSection = section({
@@ -34,6 +38,19 @@ export const engineSection = section({
     ROUND_SEED_FILE: dataPath('round-engine', 'server-seed'),
     ROUND_CHAIN_LENGTH: int(10, 10_000_000).default(100_000),
     ROUND_ENGINE_PORT: port.default(8081),
+    ROUND_BETTING_MS: z
+      .string()
+      .regex(/^[a-z-]+=\d+(,[a-z-]+=\d+)*$/, 'game=ms pairs separated by commas')
+      .transform((s) =>
+        Object.fromEntries(
+          s
+            .split(',')
+            .map((p) => p.split('='))
+            .map(([g, ms]) => [g, Number(ms)]),
+        ),
+      )
+      .pipe(z.partialRecord(z.enum(GAME_SLUGS), z.number().int().min(100).max(600_000)))
+      .default({}),
   },
   build: (r) => ({
     speed: r.ROUND_SPEED,
@@ -42,9 +59,17 @@ export const engineSection = section({
     seedFile: r.ROUND_SEED_FILE,
     chainLength: r.ROUND_CHAIN_LENGTH,
     port: r.ROUND_ENGINE_PORT,
+    /** Betting windows (ms at speed 1) of the games configured by ROUND_BETTING_MS. */
+    bettingMs: r.ROUND_BETTING_MS as Readonly<Partial<Record<(typeof GAME_SLUGS)[number], number>>>,
   }),
 });
 
 /** The engine's validated, frozen configuration. @throws ConfigError naming each bad or unknown setting. */
-export const loadEngineConfig = configLoader([kafkaSection, processSection, opsSection, engineSection]);
+export const loadEngineConfig = configLoader([
+  kafkaSection,
+  processSection,
+  opsSection,
+  authSection,
+  engineSection,
+]);
 export type EngineConfig = ReturnType<typeof loadEngineConfig>;

@@ -7,14 +7,15 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka, partitionOffsets, readRange } from '../../lib/log/kafka.ts';
-import { decodeRound } from '../../lib/log/rounds-codec.ts';
+import { decodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { sha256 } from '../../rules/fairness/chain.ts';
 import { verifyRound } from '../../rules/fairness/verify.ts';
 import { GAME_SLUGS } from '../../rules/games/catalog.ts';
 import { ROUND_ID_BASE } from '../../rules/rounds/decider.ts';
-import type { RoundFinished } from '../../rules/rounds/round.ts';
+import { bettingMsOf } from '../../rules/rounds/lifecycle.ts';
+import type { BettingClosed, RoundEvent, RoundFinished, RoundOpened } from '../../rules/rounds/round.ts';
 import { loadConfig } from '../../tests/support/config.ts';
 import { buildRoundEngine, type RoundEngine } from './engine.ts';
 import { recoverStates } from './log-tail.ts';
@@ -34,20 +35,58 @@ const kafka = createKafka(config, 'round-engine-int', logger);
 const topic = topicName(config, 'rounds');
 const engines: RoundEngine[] = [];
 
-async function readAll(): Promise<{ rounds: RoundFinished[]; undecodable: number; eventTypes: Set<string> }> {
+async function readAll(): Promise<{
+  rounds: RoundFinished[];
+  events: RoundEvent[];
+  undecodable: number;
+  eventTypes: Set<string>;
+}> {
   const offsets = await partitionOffsets(kafka, topic);
-  const rounds: RoundFinished[] = [];
+  const events: RoundEvent[] = [];
   const eventTypes = new Set<string>();
   let undecodable = 0;
   await readRange(kafka, topic, new Map([...offsets].map(([p, o]) => [p, o.low])), (r) => {
     try {
-      rounds.push(decodeRound(r.message.value));
-      eventTypes.add(String(r.message.headers?.['event-type']));
+      const e = decodeRoundEvent(r.message.value);
+      events.push(e);
+      expect(String(r.message.headers?.['event-type'])).toBe(e.type);
+      eventTypes.add(e.type);
     } catch {
       undecodable++;
     }
   });
-  return { rounds, undecodable, eventTypes };
+  const rounds = events.filter((e): e is RoundFinished => e.type === 'RoundFinished');
+  return { rounds, events, undecodable, eventTypes };
+}
+
+/**
+ * Every round of every game shows its lifecycle once and in order in the log: RoundOpened,
+ * BettingClosed, RoundFinished (the last round of a game may still be open), with the times in
+ * order and the window as configured; a restart resumed an open round rather than opening it again.
+ */
+function expectLifecycles(events: RoundEvent[]): void {
+  const perRound = new Map<number, RoundEvent[]>();
+  for (const e of events) perRound.set(e.round_id, [...(perRound.get(e.round_id) ?? []), e]);
+  const lastOf = new Map<string, number>();
+  for (const e of events) lastOf.set(e.game_slug, Math.max(lastOf.get(e.game_slug) ?? 0, e.round_id));
+  for (const [roundId, list] of perRound) {
+    const types = list.map((e) => e.type);
+    const open = roundId === lastOf.get(list[0]?.game_slug ?? '');
+    if (open && !types.includes('RoundFinished')) {
+      expect(['RoundOpened', 'RoundOpened,BettingClosed']).toContain(types.join(','));
+      continue;
+    }
+    expect(types, `round ${roundId}`).toEqual(['RoundOpened', 'BettingClosed', 'RoundFinished']);
+    const [o, c, f] = list as [RoundOpened, BettingClosed, RoundFinished];
+    expect(c.at).toBeGreaterThanOrEqual(o.betting_closes_at);
+    expect(f.finished_at).toBeGreaterThanOrEqual(c.at);
+    expect(o.betting_closes_at - o.betting_opens_at).toBe(Math.round(bettingMsOf(o.game_slug) / 500));
+    expect(o).toMatchObject({
+      chain_index: f.proof?.chain_index,
+      commitment: f.proof?.commitment,
+      speed: 500,
+    });
+  }
 }
 
 function byGame(rounds: RoundFinished[]): Map<string, RoundFinished[]> {
@@ -137,8 +176,9 @@ describe('round engine on the real broker', () => {
     }
     const { rounds, undecodable, eventTypes } = read;
     expect(undecodable).toBe(0);
-    expect(eventTypes).toEqual(new Set(['RoundFinished']));
+    expect(eventTypes).toEqual(new Set(['RoundOpened', 'BettingClosed', 'RoundFinished']));
     expectConsecutiveAndLinked(rounds);
+    expectLifecycles(read.events);
     for (const [slug, list] of byGame(rounds)) {
       expect(list.length, slug).toBeGreaterThan(CHAIN);
       // The commitment published before the first round is the one every epoch-0 round carries.
@@ -187,9 +227,10 @@ describe('round engine on the real broker', () => {
     await runUntil(engine, (slug) => (before.get(slug)?.length ?? 0) + 5);
     await engine.stop();
 
-    const { rounds, undecodable } = await readAll();
+    const { rounds, events, undecodable } = await readAll();
     expect(undecodable).toBe(1);
     expect(rounds.length).toBeGreaterThan(firstRun.length);
     expectConsecutiveAndLinked(rounds);
+    expectLifecycles(events);
   });
 });

@@ -1,31 +1,23 @@
 /**
- * The round engine (issue item 5): for each configured game, an independent loop that decides
- * the next round (decider.ts), waits its duration divided by ROUND_SPEED, and appends the
- * RoundFinished record to the `rounds` topic (appender.ts). At start every game's position is
- * recovered from the log tail (log-tail.ts), so a restart continues the sequences and chains
- * with no gap and no duplicate. One engine per topic namespace: two engines on the same topic
- * would both append the same next sequence.
+ * The round engine: for each configured game an independent loop of rounds with their lifecycle
+ * (game-loop.ts: RoundOpened, BettingClosed, the crash flight and its cash-outs, RoundFinished on
+ * the `rounds` topic through appender.ts), and the HTTP endpoints (http.ts), among them the
+ * internal cash-out decision the API asks for. At start every game's position, and a round left
+ * open by a stop, are recovered from the log tail (log-tail.ts), so a restart continues the
+ * sequences and chains with no gap and no duplicate. One engine per topic namespace: two engines
+ * on the same topic would both append the same next sequence.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kafka } from 'kafkajs';
+import { loadTokenSecret } from '../../lib/auth/token-secret.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
-import {
-  type ChainSource,
-  cachedChains,
-  evolve,
-  finish,
-  type GameState,
-  nextPosition,
-  nextRound,
-  sequenceOf,
-} from '../../rules/rounds/decider.ts';
-import { bettingMsOf } from '../../rules/rounds/lifecycle.ts';
+import { type ChainSource, cachedChains, type GameState, nextPosition } from '../../rules/rounds/decider.ts';
 import { type Appender, createAppender } from './appender.ts';
 import type { EngineConfig } from './config.ts';
+import { type CashOutAnswer, GameLane, runGameLoop } from './game-loop.ts';
 import { buildEngineHttp, type FairnessInfo } from './http.ts';
-import { recoverStates } from './log-tail.ts';
+import { eventLanded, recoverOpenRounds, recoverStates } from './log-tail.ts';
 import { createMetrics } from './metrics.ts';
 import { loadServerSeed } from './seed.ts';
 
@@ -49,6 +41,8 @@ export interface RoundEngine {
   /** Current state of every game (last appended round). */
   states(): GameState[];
   fairness(): FairnessInfo[];
+  /** Decides a manual cash-out of bet `txId` on the crash round `roundId` now (also POST /internal/cash-out). */
+  cashOut(game: GameSlug, roundId: number, txId: number): Promise<CashOutAnswer>;
   readonly http: ReturnType<typeof buildEngineHttp>;
 }
 
@@ -59,18 +53,21 @@ export function buildRoundEngine(deps: RoundEngineDeps): RoundEngine {
   const topic = topicName(config, 'rounds');
   const games = config.engine.games;
   const metrics = createMetrics();
-  const states = new Map<GameSlug, GameState>();
+  const lanes = new Map<GameSlug, GameLane>();
   const appenders = new Map<GameSlug, Appender>();
   const loops: Promise<void>[] = [];
   const abort = new AbortController();
   let chains: ChainSource | null = null;
   let running = false;
   let boundPort: number | undefined;
+  let secret: Buffer | null = null;
+
+  const states = () => [...lanes.values()].map((l) => l.state);
 
   function fairness(): FairnessInfo[] {
     if (!chains) return [];
     const src = chains;
-    return [...states.values()].map((s) => {
+    return states().map((s) => {
       const { epoch, index } = nextPosition(s, src);
       const chain = src(s.slug, epoch);
       return {
@@ -83,28 +80,10 @@ export function buildRoundEngine(deps: RoundEngineDeps): RoundEngine {
     });
   }
 
-  async function landed(slug: GameSlug, roundId: number): Promise<boolean> {
-    const found = await recoverStates(kafka, topic, [slug], { logger });
-    return (found.get(slug)?.sequence ?? 0) >= sequenceOf(slug, roundId);
-  }
-
-  async function loop(slug: GameSlug, src: ChainSource): Promise<void> {
-    const appender = appenders.get(slug) as Appender;
-    const log = logger.child({ game: slug });
-    while (!abort.signal.aborted) {
-      const pending = nextRound(states.get(slug) as GameState, src);
-      try {
-        const durationMs = bettingMsOf(slug) + pending.resultMs;
-        await sleep(durationMs / config.engine.speed, undefined, { signal: abort.signal });
-        const round = finish(pending, clock());
-        await appender.append(round, abort.signal);
-        states.set(slug, evolve(states.get(slug) as GameState, round));
-        log.debug({ round_id: round.round_id, result: round.result }, 'round appended');
-      } catch (err) {
-        if (abort.signal.aborted) return;
-        throw err;
-      }
-    }
+  /** The cash-out decision of a bet (issue 11): only while its round flies, by this engine's clock. */
+  function cashOut(game: GameSlug, roundId: number, txId: number): Promise<CashOutAnswer> {
+    const lane = lanes.get(game);
+    return lane ? lane.cashOut(roundId, txId, clock()) : Promise.resolve({ status: 'not-flying' });
   }
 
   const http = buildEngineHttp({
@@ -114,14 +93,18 @@ export function buildRoundEngine(deps: RoundEngineDeps): RoundEngine {
       producersConnected: appenders.size > 0 && [...appenders.values()].every((a) => a.connected()),
     }),
     fairness,
+    cashOut,
+    secret: () => secret,
   });
 
   return {
     http,
     port: () => boundPort,
-    states: () => [...states.values()],
+    states,
     fairness,
+    cashOut,
     async start() {
+      secret = await loadTokenSecret(config.auth);
       await http.listen({ host: config.ops.host, port: config.engine.port });
       const addr = http.server.address();
       boundPort = typeof addr === 'object' && addr ? addr.port : undefined;
@@ -134,14 +117,9 @@ export function buildRoundEngine(deps: RoundEngineDeps): RoundEngine {
         await admin.disconnect();
       }
       const started = clock();
-      for (const [slug, s] of await recoverStates(kafka, topic, games, { logger })) states.set(slug, s);
+      const recovered = await recoverStates(kafka, topic, games, { logger });
+      const open = await recoverOpenRounds(kafka, topic, games, { logger });
       chains = cachedChains(seed, config.engine.chainLength);
-      const published = fairness();
-      logger.info(
-        { seedSource: source, recoveredInMs: clock() - started, speed: config.engine.speed, port: boundPort },
-        'round engine recovered',
-      );
-      for (const f of published) logger.info(f, 'chain commitment');
       for (const slug of games) {
         const appender = createAppender({
           kafka,
@@ -150,14 +128,35 @@ export function buildRoundEngine(deps: RoundEngineDeps): RoundEngine {
           logger: logger.child({ game: slug }),
           metrics,
           clock,
-          landed: (round) => landed(slug, round.round_id),
+          landed: (event) => eventLanded(kafka, topic, event, { logger }),
         });
         await appender.connect();
         appenders.set(slug, appender);
+        lanes.set(slug, new GameLane(slug, appender, recovered.get(slug) as GameState, abort.signal));
       }
+      logger.info(
+        {
+          seedSource: source,
+          recoveredInMs: clock() - started,
+          speed: config.engine.speed,
+          port: boundPort,
+          open: [...open.values()].map((o) => o.opened.round_id),
+        },
+        'round engine recovered',
+      );
+      for (const f of fairness()) logger.info(f, 'chain commitment');
       const src = chains;
       for (const slug of games) {
-        const p = loop(slug, src).catch((err: unknown) => {
+        const p = runGameLoop({
+          lane: lanes.get(slug) as GameLane,
+          chains: src,
+          bettingMs: config.engine.bettingMs,
+          speed: config.engine.speed,
+          clock,
+          signal: abort.signal,
+          log: logger.child({ game: slug }),
+          ...(open.has(slug) ? { open: open.get(slug) } : {}),
+        }).catch((err: unknown) => {
           logger.fatal({ err, game: slug }, 'game loop failed');
           running = false;
           deps.onFatal?.(err);

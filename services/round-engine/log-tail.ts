@@ -7,7 +7,7 @@ import type { Kafka } from 'kafkajs';
 import { type ScanOptions, scanBackward } from '../../lib/log/rounds-log.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
 import { evolve, type GameState, initialState } from '../../rules/rounds/decider.ts';
-import type { RoundFinished } from '../../rules/rounds/round.ts';
+import type { BettingClosed, RoundEvent, RoundFinished, RoundOpened } from '../../rules/rounds/round.ts';
 import { RoundNotFoundError } from './errors.ts';
 
 /**
@@ -78,4 +78,83 @@ export async function findRound(
   );
   if (!round) throw new RoundNotFoundError(`round ${roundId} of ${game} is not in ${topic}`);
   return { round, previous: previous ?? null };
+}
+
+/** A round whose RoundOpened is in the log and whose RoundFinished is not: the engine resumes it. */
+export interface OpenRound {
+  readonly opened: RoundOpened;
+  /** BettingClosed.at when it is in the log. */
+  readonly closedAt: number | null;
+}
+
+/**
+ * For each game, the round opened after its newest RoundFinished and not finished (an engine that
+ * stopped mid-round), if any: what was appended of its lifecycle, read from the log tail.
+ */
+export async function recoverOpenRounds(
+  kafka: Kafka,
+  topic: string,
+  games: readonly GameSlug[],
+  options: ScanOptions = {},
+): Promise<Map<GameSlug, OpenRound>> {
+  const done = new Set<GameSlug>();
+  const opened = new Map<GameSlug, RoundOpened>();
+  const closed = new Map<GameSlug, BettingClosed>();
+  const wanted = new Set<string>(games);
+  await scanBackward(
+    kafka,
+    topic,
+    (e) => {
+      const g = e.game_slug;
+      if (!wanted.has(g) || done.has(g)) return;
+      if (e.type === 'RoundFinished') done.add(g);
+      else if (e.type === 'RoundOpened' && !opened.has(g)) opened.set(g, e);
+      else if (e.type === 'BettingClosed' && !closed.has(g)) closed.set(g, e);
+    },
+    () => games.every((g) => done.has(g)),
+    options,
+  );
+  const open = new Map<GameSlug, OpenRound>();
+  for (const [g, o] of opened) {
+    const c = closed.get(g);
+    open.set(g, { opened: o, closedAt: c && c.round_id === o.round_id ? c.at : null });
+  }
+  return open;
+}
+
+/** Order of a round's events in the log: a later kind of the same round implies the earlier ones landed. */
+const RANK: Readonly<Record<RoundEvent['type'], number>> = {
+  RoundOpened: 0,
+  BettingClosed: 1,
+  BetCashedOut: 2,
+  RoundFinished: 3,
+};
+
+/**
+ * Whether `event` is in the log: the same event, or an event of the same game that the engine only
+ * appends after it (a later kind of the same round, or a later round). Reads the game's partition
+ * from the end until a record of an older round.
+ */
+export async function eventLanded(
+  kafka: Kafka,
+  topic: string,
+  event: RoundEvent,
+  options: ScanOptions = {},
+): Promise<boolean> {
+  let landed = false;
+  let passed = false;
+  await scanBackward(
+    kafka,
+    topic,
+    (e) => {
+      if (landed || e.game_slug !== event.game_slug) return;
+      if (e.round_id < event.round_id) passed = true;
+      else if (e.round_id > event.round_id) landed = true;
+      else if (event.type === 'BetCashedOut' && e.type === 'BetCashedOut') landed ||= e.tx_id === event.tx_id;
+      else if (RANK[e.type] > RANK[event.type] || e.type === event.type) landed = true;
+    },
+    () => landed || passed,
+    options,
+  );
+  return landed;
 }
