@@ -97,18 +97,4 @@ describe('edge processes', () => {
       expect(c?.closed()).toBe(1001);
     }
   });
-
-  it('refuses to start on the pure-JS fallback of uWebSockets.js', async () => {
-    const svc = startService('services/edge/main.ts', {
-      TOPIC_NAMESPACE: log.config.kafka.topicNamespace,
-      EDGE_HTTP_PORT: '0',
-      EDGE_WS_PORT: '0',
-      GRPC_PORT: '0',
-      UWS_USE_FALLBACK: '1',
-    });
-    const code = await waitFor('exit', () => svc.child.exitCode ?? undefined, 30_000);
-    expect(code).toBe(1);
-    expect(svc.output()).toMatch(/JS fallback/);
-    expect(svc.output()).toMatch(/UWS_NATIVE_UNAVAILABLE/);
-  });
 });

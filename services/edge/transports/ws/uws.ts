@@ -1,9 +1,8 @@
 /**
- * Loads uWebSockets.js and refuses its pure-JS fallback (DESIGN.md "Runtime pieces"). The npm
- * build (`@trufflesuite/uws-js-unofficial`) ships native binaries for Node 16/18/20 only and, when
- * none loads (another Node ABI, another platform, or `UWS_USE_FALLBACK` set), silently returns a
- * slow server built on `ws` with a console warning. The edge's fan-out figures need the native
- * server, so start-up fails instead.
+ * Loads uWebSockets.js (DESIGN.md "Runtime pieces"): the official build republished on npm as
+ * `@btc-vision/uwebsockets.js` (package.json pins it under the name `uWebSockets.js`), native binaries
+ * for Node 20/22/24/25 and no pure-JS fallback. On a glibc older than 2.38 (Debian 12) the binaries
+ * load once `npm install` has run scripts/uws-glibc.ts (docs/decisions.md, issue 14).
  */
 
 import type * as Uws from 'uWebSockets.js';
@@ -23,21 +22,18 @@ const require = createRequire(import.meta.url);
 
 /**
  * The native uWebSockets.js module.
- * @throws NativeUwsUnavailableError when the package resolved to its pure-JS fallback.
+ * @throws NativeUwsUnavailableError when no binary loads for this Node (ABI) and platform, or the
+ * binary refuses this glibc (scripts/uws-glibc.ts not run).
  */
 export function loadNativeUws(): typeof Uws {
-  const binary = `uWebSockets.js/binaries/uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
-  const hint =
-    `uWebSockets.js has no native build for Node ${process.versions.node} (ABI ${process.versions.modules}) ` +
-    `on ${process.platform}-${process.arch}; run the edge on Node 20 (package.json engines) and unset UWS_USE_FALLBACK`;
-  let native: unknown;
   try {
-    native = require(binary);
+    return require('uWebSockets.js') as typeof Uws;
   } catch (err) {
-    throw new NativeUwsUnavailableError(hint, err);
+    throw new NativeUwsUnavailableError(
+      `uWebSockets.js did not load on Node ${process.versions.node} (ABI ${process.versions.modules}) ` +
+        `on ${process.platform}-${process.arch}: run the edge on Node 24 (package.json engines; ` +
+        `scripts/node-env.sh) after npm install (scripts/uws-glibc.ts on glibc < 2.38)`,
+      err,
+    );
   }
-  const loaded = require('uWebSockets.js') as typeof Uws;
-  // Same object only when the package's own loader took the native path.
-  if (loaded !== native) throw new NativeUwsUnavailableError(`${hint} (the package loaded its JS fallback)`);
-  return loaded;
 }

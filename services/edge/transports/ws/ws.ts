@@ -122,7 +122,7 @@ export function createWsTransport(): Transport {
         // Above the edge's own limit (plus one frame of headroom), so uWS never drops a round
         // silently; should it ever be reached, uWS closes instead of dropping.
         maxBackpressure: limit + 256 * 1024,
-        closeOnBackpressureLimit: 1,
+        closeOnBackpressureLimit: true,
         upgrade: (res, req, context) => {
           const parsed = parseStreamPath(req.getUrl().slice('/ws/'.length));
           if (!parsed.ok) {
