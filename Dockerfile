@@ -4,13 +4,18 @@
 # only) and the final `runtime` (node_modules from `deps`, dist/ from `build`, no tsx, no TypeScript).
 # tests/build.e2e.test.ts reads this file: it reproduces the `deps` install and checks that the final
 # stage takes its node_modules from there only.
-# The base image is an argument: `docker build --build-arg NODE_IMAGE=node:24-trixie-slim .`
-ARG NODE_IMAGE=node:20-bookworm-slim
+# The base image is an argument (`docker build --build-arg NODE_IMAGE=...`): Node 24 LTS (package.json
+# engines) on Debian 13, whose glibc (2.41) loads the official uWebSockets.js binaries as they are; on a
+# glibc older than 2.38 (Debian 12) the build stage's postinstall (scripts/uws-glibc.ts) would rebind
+# them, but the runtime stage's install runs no scripts, so keep the base at Debian 13 or newer.
+ARG NODE_IMAGE=node:24-trixie-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 # `npm install`, not `npm ci`: see scripts/ensure-deps.sh (locks written here lack other platforms' binaries).
 COPY package.json package-lock.json ./
+# The root package's postinstall (a no-op on this glibc) runs before the rest of the context is copied.
+COPY scripts/uws-glibc.ts ./scripts/
 RUN npm install --no-fund --no-audit
 COPY . .
 RUN npm run build

@@ -3,6 +3,11 @@
 # Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|auth|wallet|analytics|rebuild]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/_common.sh
+source scripts/_common.sh
+# Node 24 first on PATH (scripts/node-env.sh); a benchmark that compares runtimes asks for others itself.
+# shellcheck source=scripts/node-env.sh
+source scripts/node-env.sh
 bash scripts/ensure-deps.sh
 bash scripts/infra.sh up
 which=${1:-all}

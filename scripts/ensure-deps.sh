@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs what a fresh clone needs and checks the toolchain; quiet and quick when all is there.
-#   - Node.js 20 (engines.node; the WebSocket native module ships Node 20 builds): checked, never installed.
+#   - Node.js 24 LTS (engines.node): the pinned build from the npm package node-linux-<arch> into
+#     .cache/node/ when the node on PATH is not a 24.x (scripts/node-env.sh, which the callers source too).
 #   - node_modules: installed from package-lock.json when missing or when the lock changed since the
 #     last install. `npm install` rather than `npm ci`: npm 11 writes locks here without the other
 #     platforms' optional binaries (biome, deno), and `npm ci` then refuses the lock as out of sync;
-#     `npm install` installs the locked versions all the same.
+#     `npm install` installs the locked versions all the same. Its postinstall (scripts/uws-glibc.ts)
+#     makes the uWebSockets.js binaries load on a glibc older than 2.38; run again here when the tree
+#     is current but was installed another way (e.g. --ignore-scripts).
 #   - java 17+ and mvn for the local Kafka broker (skipped when KAFKA_BROKERS names an external one):
 #     installed with apt-get when running as root, else the command to run is printed.
 #   - with --browser: Debian's chromium (/usr/bin/chromium) for the browser tests (tests/browser), which
@@ -30,11 +33,9 @@ for arg in "$@"; do
   esac
 done
 
-command -v node >/dev/null || die deps "node not found: install Node.js 20 (e.g. from nodejs.org or nvm: 'nvm install 20')"
-major="$(node -p 'process.versions.node.split(".")[0]')"
-if [[ "$major" != "20" ]]; then
-  die deps "Node.js 20 is required (package.json engines), found $(node --version): the WebSocket server's native binary exists for Node 20 only. Install Node 20 (e.g. 'nvm install 20 && nvm use 20')."
-fi
+command -v npm >/dev/null || die deps "npm not found: install Node.js with npm (any version; Node 24 is then fetched)"
+# shellcheck source=scripts/node-env.sh
+source "$ROOT/scripts/node-env.sh"
 
 # True when node_modules matches package-lock.json. The mtime test is the fast path; a newer lock
 # whose resolved versions equal the installed ones (e.g. only reformatted) does not wipe node_modules,
@@ -59,6 +60,8 @@ deps_current() {
 if ! deps_current; then
   say deps "installing npm packages (npm install from package-lock.json)"
   npm install --no-fund --no-audit --loglevel=error </dev/null
+elif ! node --import tsx scripts/uws-glibc.ts --check >/dev/null; then
+  node --import tsx scripts/uws-glibc.ts
 fi
 
 apt_updated=0

@@ -9,6 +9,9 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_common.sh"
 cd "$ROOT"
 
+# Node 24 first on PATH for everything below (fetched into .cache/node/ when missing).
+# shellcheck source=scripts/node-env.sh
+source scripts/node-env.sh
 bash scripts/ensure-deps.sh
 
 INFRA_OWNED_FILE="$(mktemp "${TMPDIR:-/tmp}/casino-start.XXXXXX")"

@@ -8,6 +8,9 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_common.sh"
 cd "$ROOT"
 
+# Node 24 first on PATH for everything below (fetched into .cache/node/ when missing).
+# shellcheck source=scripts/node-env.sh
+source scripts/node-env.sh
 export CI="${CI:-}"
 export KAFKAJS_NO_PARTITIONER_WARNING=1
 BIN="$ROOT/node_modules/.bin"

@@ -8,20 +8,35 @@
  *   Static pages, /health, /ready, /metrics and /openapi.json are outside it (docs/decisions.md).
  */
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Producer } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { KeyTable } from '../../lib/auth/key-table.ts';
 import type { Sql } from '../../lib/db/pool.ts';
+import { frameworkError } from '../../lib/http/error-form.ts';
 import { type Logger, redactUrl } from '../../lib/logger.ts';
 import { accessRoutes } from './access/routes.ts';
 import { authHook, LastUsed } from './auth/guard.ts';
 import { authRoutes } from './auth/routes.ts';
 import type { ApiConfig } from './config.ts';
-import { registerCors } from './cors.ts';
-import { errorBodySchema, problemBodySchema, replyForError } from './errors.ts';
+import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_ALLOW_ORIGIN, registerCors } from './cors.ts';
+import {
+  errorBodySchema,
+  InvalidInputError,
+  problemBodySchema,
+  problemForError,
+  replyForError,
+} from './errors.ts';
 import { healthRoutes, READY_TIMEOUT_MS } from './health/routes.ts';
 import { ingestRoutes } from './ingest/routes.ts';
+import { AJV_OPTIONS, formatSchemaErrors, registerInputPolicy } from './input-policy.ts';
 import { registerMetrics } from './metrics/metrics.ts';
 import { registerOpenApi } from './openapi.ts';
 import { registerRateLimit } from './rate-limit.ts';
@@ -44,6 +59,36 @@ export interface ApiDeps {
   readonly auth?: { readonly table: KeyTable; readonly producer: Producer; readonly lastUsed?: LastUsed };
 }
 
+/** Path prefixes of the session API (seed 001), whose errors are RFC 7807 problem JSON. */
+const SESSION_API_PREFIXES = ['/games', '/sessions', '/play', '/admin'];
+
+/** Whether `url` belongs to the session API (problem JSON) rather than seed 000's REST form. */
+export function isSessionApiPath(url: string): boolean {
+  return SESSION_API_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
+}
+
+/**
+ * Answers the errors fastify raises before any hook runs (a malformed percent-encoding, a path
+ * parameter over the router's limit) in the same form and with the same CORS headers as every
+ * other error of the API (issue 13 item 5).
+ */
+function apiFrameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  const { status, error } = frameworkError(err);
+  const mapped = status === 400 ? new InvalidInputError('MALFORMED_URL', error) : err;
+  reply.headers({
+    'access-control-allow-origin': CORS_ALLOW_ORIGIN,
+    'access-control-allow-methods': CORS_ALLOW_METHODS,
+    'access-control-allow-headers': CORS_ALLOW_HEADERS,
+  });
+  if (isSessionApiPath(req.url)) {
+    const p = problemForError(mapped);
+    reply.code(p.status).type('application/problem+json').send(p.body);
+  } else {
+    const r = replyForError(mapped);
+    reply.code(r.status).send(r.body);
+  }
+}
+
 /** Builds the API. @throws when a plugin fails to register (e.g. an unreadable public dir). */
 export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const { config, sql } = deps;
@@ -57,7 +102,12 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     // Behind the gateway every request comes from 127.0.0.1; the per-IP limit must count the
     // browser named in X-Forwarded-For, and only when a trusted proxy says so.
     trustProxy: deps.config.api.trustProxy.length > 0 ? [...deps.config.api.trustProxy] : false,
+    // The input policy (input-policy.ts): strict types, nothing dropped, errors naming the field.
+    ajv: { customOptions: { ...AJV_OPTIONS } },
+    schemaErrorFormatter: formatSchemaErrors,
+    frameworkErrors: apiFrameworkErrors,
   });
+  registerInputPolicy(app);
 
   app.addSchema(errorBodySchema);
   app.addSchema(problemBodySchema);
