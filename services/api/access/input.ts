@@ -11,6 +11,8 @@ import { InvalidInputError } from '../errors.ts';
 
 /** expires_in_minutes bounds and default (docs/decisions.md "Issue 5"). */
 export const EXPIRES_IN_MINUTES = { min: 1, max: 1440, default: 30 } as const;
+/** Longest `lang` (a BCP 47 tag; RFC 5646 §4.4.1 asks implementations to support at least 35). */
+export const LANG_MAX = 35;
 /** Largest stake, balance or free-bet value accepted, in major units. */
 export const MAX_AMOUNT = 1_000_000;
 
@@ -39,6 +41,7 @@ export const requestAccessBody = z
     avatar_url: httpUrl.optional(),
     lang: z
       .string()
+      .max(LANG_MAX)
       .regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$/, 'must be a language tag like "en" or "pt-BR"')
       .optional(),
     currency: z.enum(CURRENCIES).default('USD'),
@@ -142,9 +145,13 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, what:
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const where = issue && issue.path.length > 0 ? issue.path.join('.') : what;
-  const message =
-    issue?.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue?.message;
-  throw new InvalidInputError('INVALID_INPUT', `${where}: ${message ?? 'invalid'}`);
+  // Unknown fields are named as the app's ajv names them (services/api/input-policy.ts).
+  if (issue?.code === 'unrecognized_keys')
+    throw new InvalidInputError(
+      'INVALID_INPUT',
+      `${[...issue.path, issue.keys[0]].join('.')}: unknown field`,
+    );
+  throw new InvalidInputError('INVALID_INPUT', `${where}: ${issue?.message ?? 'invalid'}`);
 }
 
 /** The JSON schema of `schema` for a route's OpenAPI description (input side, OpenAPI 3.0). */

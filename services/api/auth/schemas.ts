@@ -3,6 +3,11 @@
  * feed the generated OpenAPI document. Shapes the seed leaves open are decided here (issue 4 item 3).
  */
 import { SCOPES } from '../../../lib/auth/scopes.ts';
+import { boundedText, HTTP_ORIGIN_PATTERN, PORT_PATTERN } from '../input-policy.ts';
+import { BROWSER_FIELD_MAX } from './browser-key.ts';
+
+/** RFC 1123 host name labels (either case), optionally `:port` (browser-key.ts checkBrowserKeyInput). */
+const BOUND_DOMAIN_PATTERN = `^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::${PORT_PATTERN})?$`;
 
 const err = (description: string) => ({ $ref: 'ErrorBody#', description }) as const;
 const authErrors = {
@@ -77,13 +82,16 @@ export const browserKeySchema = {
   summary: 'The public key of a (visitor_id, bound_domain) pair; the same pair gives the same key (public).',
   body: {
     type: 'object',
+    additionalProperties: false,
     required: ['visitor_id', 'bound_domain'],
     properties: {
-      visitor_id: { type: 'string', description: '1..128 characters.' },
-      bound_domain: {
-        type: 'string',
-        description: 'Host name (RFC 1123), optionally :port, 1..128 characters.',
-      },
+      visitor_id: boundedText(BROWSER_FIELD_MAX, {
+        description: 'Browser fingerprint id, 1..128 characters.',
+      }),
+      bound_domain: boundedText(BROWSER_FIELD_MAX, {
+        pattern: BOUND_DOMAIN_PATTERN,
+        description: 'Host name (RFC 1123 labels), optionally :port, 1..128 characters.',
+      }),
     },
   },
   response: {
@@ -106,6 +114,16 @@ export const browserKeySchema = {
   },
 } as const;
 
+/** Scopes a public key may hold: every scope but admin. */
+const PUBLIC_SCOPES = SCOPES.filter((x) => x !== 'admin');
+const scopeList = (allowed: readonly string[]) =>
+  ({
+    type: 'array',
+    minItems: 1,
+    maxItems: SCOPES.length,
+    items: { type: 'string', enum: allowed },
+  }) as const;
+
 export const createKeySchema = {
   tags: ['auth'],
   summary: 'Create a key (admin). The secret is in the response only, once.',
@@ -114,28 +132,39 @@ export const createKeySchema = {
     additionalProperties: false,
     required: ['name', 'scopes'],
     properties: {
-      name: { type: 'string', minLength: 1, maxLength: 128 },
-      scopes: {
-        type: 'array',
-        minItems: 1,
-        maxItems: SCOPES.length,
-        items: { type: 'string', enum: SCOPES },
-      },
+      name: boundedText(128),
+      scopes: scopeList(SCOPES),
       rate_limit: {
         type: 'integer',
         minimum: 1,
         maximum: 1_000_000,
-        description: 'Default 1000 private, 100 public.',
+        description: 'Requests per minute. Default 1000 private, 100 public.',
       },
       kind: { type: 'string', enum: ['private', 'public'], default: 'private' },
       allowed_origins: {
         type: 'array',
         maxItems: 32,
-        items: { type: 'string', maxLength: 256 },
-        description:
-          'Public keys: at least one http(s) origin, e.g. "https://example.com". Not allowed on private keys.',
+        items: { type: 'string', maxLength: 256, pattern: HTTP_ORIGIN_PATTERN },
+        description: 'Public keys: 1..32 http(s) origins, e.g. "https://example.com". Private keys: none.',
       },
     },
+    // Private (the default): no origins. Public: at least one origin and no admin scope.
+    oneOf: [
+      {
+        properties: {
+          kind: { type: 'string', enum: ['private'] },
+          allowed_origins: { type: 'array', maxItems: 0 },
+        },
+      },
+      {
+        required: ['kind', 'allowed_origins'],
+        properties: {
+          kind: { type: 'string', enum: ['public'] },
+          allowed_origins: { type: 'array', minItems: 1 },
+          scopes: scopeList(PUBLIC_SCOPES),
+        },
+      },
+    ],
   },
   response: {
     201: {

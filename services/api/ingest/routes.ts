@@ -17,6 +17,7 @@ import { extrasOf, type RoundFinished, roundValue } from '../../../rules/rounds/
 import type { ApiConfig } from '../config.ts';
 import { ConflictError, InvalidInputError } from '../errors.ts';
 import { parseRoundPost } from './input.ts';
+import { postRoundBody } from './schema.ts';
 
 const RECENT_MAX = 10_000;
 
@@ -24,20 +25,7 @@ const err = (description: string) => ({ $ref: 'ErrorBody#', description }) as co
 const postRoundSchema = {
   tags: ['rounds'],
   summary: 'Append a finished round from an external game server (scope publish:rounds).',
-  body: {
-    type: 'object',
-    required: ['game_slug', 'round_id', 'finished_at', 'result'],
-    properties: {
-      game_slug: { type: 'string', enum: ['crash', 'double', 'slot', 'wall-street'] },
-      round_id: { type: 'integer', description: 'game_id × 10^12 + sequence.' },
-      finished_at: { type: 'string', format: 'date-time' },
-      result: {
-        type: 'object',
-        description:
-          'crash {point:"2.35"}; double {color, number 0..14}; slot {reels:[…], multiplier:"1.50"}; wall-street {trending:"up"|"down"}.',
-      },
-    },
-  },
+  body: postRoundBody,
   response: {
     200: {
       type: 'object',
@@ -80,40 +68,36 @@ export function ingestRoutes(deps: {
   };
 
   return async (app) => {
-    // Body validation is input.ts's, with texts that name the rule; the schema documents it.
-    app.post(
-      '/api/rounds',
-      { schema: postRoundSchema, validatorCompiler: () => () => true },
-      async (req, reply) => {
-        const parsed = parseRoundPost(req.body);
-        if (!parsed.ok) throw new InvalidInputError('INVALID_ROUND', parsed.error);
-        const round = parsed.value;
-        const fp = fingerprint(round);
-        const prior = await stored(round);
-        if (prior) {
-          if (!isDeepStrictEqual(prior, fp)) {
-            throw new ConflictError(
-              'ROUND_CONFLICT',
-              `round ${round.round_id} of ${round.game_slug} is already recorded with other data`,
-            );
-          }
-          return reply.code(200).send({ success: true, duplicate: true });
+    // The schema (schema.ts) is enforced by the app's strict ajv; input.ts converts the body.
+    app.post('/api/rounds', { schema: postRoundSchema }, async (req, reply) => {
+      const parsed = parseRoundPost(req.body);
+      if (!parsed.ok) throw new InvalidInputError('INVALID_ROUND', parsed.error);
+      const round = parsed.value;
+      const fp = fingerprint(round);
+      const prior = await stored(round);
+      if (prior) {
+        if (!isDeepStrictEqual(prior, fp)) {
+          throw new ConflictError(
+            'ROUND_CONFLICT',
+            `round ${round.round_id} of ${round.game_slug} is already recorded with other data`,
+          );
         }
-        const key = `${round.game_id}:${round.round_id}`;
-        recent.set(key, fp);
-        try {
-          await deps.producer.send({
-            topic: topicName(deps.config, 'rounds'),
-            acks: -1,
-            messages: [{ key: round.game_slug, value: encodeRound(round) }],
-          });
-        } catch (e) {
-          recent.delete(key);
-          throw e;
-        }
-        if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value as string);
-        return reply.code(201).send({ success: true, duplicate: false });
-      },
-    );
+        return reply.code(200).send({ success: true, duplicate: true });
+      }
+      const key = `${round.game_id}:${round.round_id}`;
+      recent.set(key, fp);
+      try {
+        await deps.producer.send({
+          topic: topicName(deps.config, 'rounds'),
+          acks: -1,
+          messages: [{ key: round.game_slug, value: encodeRound(round) }],
+        });
+      } catch (e) {
+        recent.delete(key);
+        throw e;
+      }
+      if (recent.size > RECENT_MAX) recent.delete(recent.keys().next().value as string);
+      return reply.code(201).send({ success: true, duplicate: false });
+    });
   };
 }

@@ -1,0 +1,261 @@
+/**
+ * The input policy over every endpoint that takes input (issue 13 item 1; findings 1 and 7),
+ * table-driven on a real broker and Postgres: for every text field of every body (and the query
+ * parameters), a NUL, a lone surrogate, one character over the documented maximum and a value of
+ * the wrong type (number, array) are each a 400 naming the field; per endpoint an unknown field
+ * and a body that is not valid UTF-8 are 400 too; nothing reaches the log or the tables.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AccessTestApi, startAccessTestApi } from '../support/access.ts';
+
+let t: AccessTestApi;
+let op: { api_token: string };
+let player = '';
+
+beforeAll(async () => {
+  t = await startAccessTestApi();
+  op = await t.operator();
+  player = (await t.player(op.api_token)).token;
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+type Body = Record<string, unknown>;
+interface Endpoint {
+  readonly name: string;
+  readonly url: string;
+  readonly headers: () => Record<string, string>;
+  readonly body: () => Body;
+  /** Text fields (dotted path into the body) and their maximum length (undefined: an enum or pattern only). */
+  readonly texts: Record<string, number | undefined>;
+  /** Problem JSON (session API) or seed 000's `{error, success:false}`. */
+  readonly problem: boolean;
+}
+
+const admin = () => ({ 'x-api-key': t.adminKey });
+const operator = () => ({ authorization: `Bearer ${op.api_token}` });
+const in1h = () => new Date(Date.now() + 3_600_000).toISOString();
+
+const ENDPOINTS: Endpoint[] = [
+  {
+    name: 'POST /api/auth/browser-key',
+    url: '/api/auth/browser-key',
+    headers: () => ({}),
+    body: () => ({ visitor_id: 'v-1', bound_domain: 'shop.example.com' }),
+    texts: { visitor_id: 128, bound_domain: 128 },
+    problem: false,
+  },
+  {
+    name: 'POST /api/auth/keys (admin)',
+    url: '/api/auth/keys',
+    headers: admin,
+    body: () => ({
+      name: 'k',
+      scopes: ['read:games'],
+      kind: 'public',
+      allowed_origins: ['https://example.com'],
+    }),
+    texts: { name: 128, 'scopes.0': undefined, kind: undefined, 'allowed_origins.0': 256 },
+    problem: false,
+  },
+  {
+    name: 'POST /api/rounds',
+    url: '/api/rounds',
+    headers: admin,
+    body: () => ({
+      game_slug: 'slot',
+      round_id: 3e12 + 1,
+      finished_at: '2026-01-02T03:04:05Z',
+      result: { reels: ['A', 'B', 'C'], multiplier: '1.50' },
+    }),
+    texts: { game_slug: undefined, finished_at: 29, 'result.reels.0': 32, 'result.multiplier': undefined },
+    problem: false,
+  },
+  {
+    name: 'POST /admin/operators (admin)',
+    url: '/admin/operators',
+    headers: admin,
+    body: () => ({ name: 'op', callback_form: 'A', base_url: 'https://wallet.example', bet_path: '/bet' }),
+    texts: { name: 128, callback_form: undefined, base_url: 2048, bet_path: 256 },
+    problem: true,
+  },
+  {
+    name: 'POST /games/request-access',
+    url: '/games/request-access',
+    headers: operator,
+    body: () => ({
+      game: 'crash',
+      user_id: 'u1',
+      username: 'Ann',
+      avatar_url: 'https://cdn.example/a.png',
+      lang: 'en',
+      currency: 'USD',
+      extra_data: '{"vip":true}',
+    }),
+    texts: {
+      game: 64,
+      user_id: 128,
+      username: 128,
+      avatar_url: 2048,
+      lang: 35,
+      currency: undefined,
+      extra_data: 4096,
+    },
+    problem: true,
+  },
+  {
+    name: 'POST /games/free-bets',
+    url: '/games/free-bets',
+    headers: operator,
+    body: () => ({
+      game_slug: 'crash',
+      user_id: 'u1',
+      quantity: 1,
+      value: 1,
+      currency: 'USD',
+      expires_at: in1h(),
+      bonus_code: 'B1',
+    }),
+    texts: { game_slug: 64, user_id: 128, currency: undefined, expires_at: undefined, bonus_code: 64 },
+    problem: true,
+  },
+  {
+    name: 'POST /play/open',
+    url: '/play/open',
+    headers: () => ({}),
+    body: () => ({ launch: 'x'.repeat(43) }),
+    texts: { launch: 128 },
+    problem: true,
+  },
+  {
+    name: 'POST /play/bets',
+    url: '/play/bets',
+    headers: () => ({ authorization: `Bearer ${player}` }),
+    body: () => ({ amount: 1, selection: { cashout_at: '2.00' } }),
+    // Lengths and types of the bet body are issue 11's (services/api/access/bets.ts); the text rules apply.
+    texts: {},
+    problem: true,
+  },
+];
+
+function withField(body: Body, path: string, value: unknown): Body {
+  const copy = structuredClone(body);
+  const keys = path.split('.');
+  let at: Record<string, unknown> = copy;
+  for (const k of keys.slice(0, -1)) at = at[k] as Record<string, unknown>;
+  at[keys[keys.length - 1] as string] = value;
+  return copy;
+}
+
+interface Case {
+  readonly endpoint: Endpoint;
+  readonly what: string;
+  readonly payload: Body | Buffer;
+  /** The field the error must name at its start. */
+  readonly field: string;
+}
+
+const cases: Case[] = ENDPOINTS.flatMap((e) => {
+  const out: Case[] = [];
+  const body = e.body();
+  for (const [path, max] of Object.entries(e.texts)) {
+    out.push({
+      endpoint: e,
+      what: `NUL in ${path}`,
+      payload: withField(body, path, 'a\u0000b'),
+      field: path,
+    });
+    out.push({
+      endpoint: e,
+      what: `lone surrogate in ${path}`,
+      payload: withField(body, path, 'a\ud800'),
+      field: path,
+    });
+    out.push({ endpoint: e, what: `number as ${path}`, payload: withField(body, path, 7), field: path });
+    out.push({ endpoint: e, what: `array as ${path}`, payload: withField(body, path, ['a']), field: path });
+    if (max !== undefined)
+      out.push({
+        endpoint: e,
+        what: `${path} of ${max + 1} characters`,
+        payload: withField(body, path, 'x'.repeat(max + 1)),
+        field: path,
+      });
+  }
+  if (e.url === '/games/request-access')
+    out.push({
+      endpoint: e,
+      what: 'a well-formed language tag longer than 35 characters (finding 7: a 1 MB lang was stored)',
+      payload: { ...body, lang: `en${'-abcdefgh'.repeat(4)}` },
+      field: 'lang',
+    });
+  out.push({ endpoint: e, what: 'an unknown field', payload: { ...body, colour: 'red' }, field: 'colour' });
+  out.push({
+    endpoint: e,
+    what: 'NUL in a nested unknown key',
+    payload: { ...body, 'x\u0000': 1 },
+    field: 'body',
+  });
+  // {"<first field>":"\xff…"}: bytes that are not UTF-8.
+  const [k] = Object.keys(body);
+  out.push({
+    endpoint: e,
+    what: 'a body that is not valid UTF-8',
+    payload: Buffer.concat([Buffer.from(`{"${k}":"`), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]),
+    field: 'body',
+  });
+  return out;
+});
+
+const stored = async () => ({
+  keys: await t.keyTopicEnd(),
+  rounds: await t.roundsTopicEnd(),
+  sessions: await t.end('accessSessions'),
+  wallet: await t.end('walletTransactions'),
+  operators: await t.count('operators'),
+  freeBets: await t.count('free_bets'),
+  accessSessions: await t.count('access_sessions'),
+});
+
+describe('the input policy', () => {
+  it('every endpoint accepts its valid base body (so each case below fails for its one change)', async () => {
+    for (const e of ENDPOINTS.filter((x) => x.url !== '/play/open' && x.url !== '/play/bets')) {
+      const res = await t.app.inject({ method: 'POST', url: e.url, headers: e.headers(), payload: e.body() });
+      expect(res.statusCode, `${e.name}: ${res.body}`).toBeLessThan(300);
+    }
+  });
+
+  it.each(cases.map((c) => [`${c.endpoint.name}: ${c.what}`, c] as const))(
+    '%s → 400 naming the field',
+    async (_n, c) => {
+      const before = await stored();
+      const res = await t.app.inject({
+        method: 'POST',
+        url: c.endpoint.url,
+        headers: { ...c.endpoint.headers(), 'content-type': 'application/json' },
+        payload: Buffer.isBuffer(c.payload) ? c.payload : JSON.stringify(c.payload),
+      });
+      expect(res.statusCode, res.body).toBe(400);
+      const text = c.endpoint.problem
+        ? (res.json() as { detail: string }).detail
+        : (res.json() as { error: string }).error;
+      if (c.endpoint.problem) expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      else expect(res.json()).toMatchObject({ success: false });
+      expect(text.startsWith(`${c.field}:`), text).toBe(true);
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+      expect(await stored()).toEqual(before);
+    },
+  );
+
+  it.each([
+    ['/api/history/crash?limit=1%00', 'limit', false],
+    ['/api/history/type/color?limit=abc', 'limit', false],
+    [`/sessions/00000000-0000-4000-8000-000000000000/transactions?pageSize=%00`, 'pageSize', true],
+    [`/sessions/00000000-0000-4000-8000-000000000000/transactions?pageSize=1&x=%00`, 'x', true],
+  ] as const)('query %s → 400 naming %s', async (url, field, problem) => {
+    const res = await t.app.inject({ url, headers: problem ? operator() : {} });
+    expect(res.statusCode, res.body).toBe(400);
+    const text = problem ? res.json().detail : res.json().error;
+    expect(text).toContain(field);
+  });
+});
