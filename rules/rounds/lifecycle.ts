@@ -138,3 +138,18 @@ export function evolvePhase(current: Phase | undefined, e: RoundEvent): Phase | 
       return { phase: 'finished', roundId: e.round_id, finishedAt: e.finished_at };
   }
 }
+
+/**
+ * When the next round of `game` opens, as far as can be told without revealing a result (Unix ms):
+ * during the betting window, after it and the fixed draw; during a draw, at its end; during a crash
+ * flight, null (its end would reveal the point); after a round, about now (the next one opens as
+ * the last finishes, so `finishedAt`).
+ */
+export function nextOpeningAt(game: GameSlug, p: Phase | undefined): number | null {
+  if (!p) return null;
+  if (p.phase === 'finished') return p.finishedAt;
+  const fixed = rulesOf(game).fixedResultMs;
+  if (fixed === null) return null;
+  const start = p.phase === 'running' ? p.closedAt : p.opened.betting_closes_at;
+  return start + Math.ceil(fixed / p.opened.speed);
+}

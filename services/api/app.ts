@@ -22,6 +22,8 @@ import type { KeyTable } from '../../lib/auth/key-table.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import { frameworkError } from '../../lib/http/error-form.ts';
 import { type Logger, redactUrl } from '../../lib/logger.ts';
+import type { RoundPhases } from '../../lib/log/round-phases.ts';
+import type { EngineClient } from './access/engine-client.ts';
 import { accessRoutes } from './access/routes.ts';
 import { authHook, LastUsed } from './auth/guard.ts';
 import { authRoutes } from './auth/routes.ts';
@@ -41,6 +43,7 @@ import { registerMetrics } from './metrics/metrics.ts';
 import { registerOpenApi } from './openapi.ts';
 import { registerRateLimit } from './rate-limit.ts';
 import { createRoundsQueries } from './rounds/queries.ts';
+import { currentRoundRoutes } from './rounds/current.ts';
 import { roundsRoutes } from './rounds/routes.ts';
 
 export interface ApiDeps {
@@ -57,6 +60,11 @@ export interface ApiDeps {
    * no auth routes and ignores credentials (the rounds-only tests of issue 1 build it so).
    */
   readonly auth?: { readonly table: KeyTable; readonly producer: Producer; readonly lastUsed?: LastUsed };
+  /**
+   * The rounds' lifecycle as read from the log and the round engine's cash-out decision (issue 11):
+   * GET /api/rounds/current/:game, and, with `auth`, the session API's bets and cash-outs.
+   */
+  readonly play?: { readonly phases: RoundPhases; readonly engine: EngineClient };
 }
 
 /** Path prefixes of the session API (seed 001), whose errors are RFC 7807 problem JSON. */
@@ -139,6 +147,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     // Per key or per IP; counters per process or in Redis (RATE_LIMIT_REDIS_URL): rate-limit.ts.
     await registerRateLimit(api, config);
     await api.register(roundsRoutes(createRoundsQueries(sql)));
+    if (deps.play) await api.register(currentRoundRoutes(deps.play.phases));
     if (auth) {
       await api.register(authRoutes({ config, sql, table: auth.table, producer: auth.producer, lastUsed }));
       await api.register(ingestRoutes({ config, sql, producer: auth.producer }));
@@ -146,7 +155,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   });
 
   // The session API of issue 5 (problem JSON errors, outside the /api per-IP limit: access/routes.ts).
-  if (auth) await app.register(accessRoutes({ config, sql, producer: auth.producer, table: auth.table }));
+  if (auth && deps.play)
+    await app.register(accessRoutes({ config, sql, producer: auth.producer, table: auth.table, ...deps.play }));
 
   await app.register(fastifyStatic, { root: config.api.publicDir, prefix: '/' });
   return app;

@@ -10,13 +10,25 @@
  *   API node, so a key or IP has one budget across nodes; keys `<TOPIC_NAMESPACE>rate-limit:…`. Redis down: requests
  *   pass unlimited (fail open, logged, metric). Empty: counters per process, N nodes allow N × the limit ('').
  * - PUBLIC_DIR: static demo pages (public/ of the repository).
+ * - API_ENGINE_URL: the round engine's HTTP origin, whose internal cash-out decision the API asks for
+ *   (http://API_HOST:8081, the engine's default port on the same host).
  * - PUBLIC_BASE_URL: origin players reach the pages through, the start of every `game_url` of
  *   POST /games/request-access (http://127.0.0.1:8080, the gateway).
  * Shared: KAFKA_*, TOPIC_*, DATABASE_*, AUTH_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS (lib/config/shared.ts).
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { APP_ROOT, configLoader, csv, host, int, originUrl, port, section } from '../../lib/config/core.ts';
+import {
+  APP_ROOT,
+  configLoader,
+  csv,
+  host,
+  int,
+  localOrigin,
+  originUrl,
+  port,
+  section,
+} from '../../lib/config/core.ts';
 import { authSection, dbSection, kafkaSection, processSection } from '../../lib/config/shared.ts';
 
 export const apiSection = section({
@@ -36,6 +48,7 @@ export const apiSection = section({
         'redis://[user:password@]host:port[/db]',
       )
       .default(''),
+    API_ENGINE_URL: originUrl.optional(),
     PUBLIC_DIR: z.string().min(1).default(resolve(APP_ROOT, 'public')),
   },
   build: (r) => ({
@@ -48,6 +61,8 @@ export const apiSection = section({
     /** Shared rate-limit store (`redis://…`), or '' for per-process counters. */
     rateLimitRedisUrl: r.RATE_LIMIT_REDIS_URL,
     publicDir: r.PUBLIC_DIR,
+    /** The round engine's origin (internal cash-out decisions), without a trailing slash. */
+    engineUrl: (r.API_ENGINE_URL ?? localOrigin(r.API_HOST, 8081)).replace(/\/$/, ''),
   }),
 });
 

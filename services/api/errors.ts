@@ -50,8 +50,12 @@ export class AuthError extends AppError {
 
 /** A write that contradicts what is already recorded (e.g. another round under the same id); 409. */
 export class ConflictError extends AppError {
-  constructor(code: string, message: string) {
+  /** Extension members of the problem JSON (RFC 7807 §3.2), e.g. `next_round_opens_at`. */
+  readonly extensions: Readonly<Record<string, unknown>>;
+
+  constructor(code: string, message: string, extensions: Readonly<Record<string, unknown>> = {}) {
     super(code, message);
+    this.extensions = extensions;
   }
 }
 
@@ -165,8 +169,10 @@ export interface ProblemBody {
 export const problemBodySchema = {
   $id: 'Problem',
   type: 'object',
-  description: 'RFC 7807 problem details (application/problem+json) of every session-API error.',
+  description:
+    'RFC 7807 problem details (application/problem+json) of every session-API error; some errors add extension members (e.g. `next_round_opens_at` of BETTING_CLOSED).',
   required: ['type', 'title', 'status', 'detail'],
+  additionalProperties: true,
   properties: {
     type: { type: 'string' },
     title: { type: 'string' },
@@ -194,6 +200,7 @@ export function problemForError(err: unknown): { status: number; body: ProblemBo
       detail: err instanceof AuthError ? err.message : body.error,
       ...(code ? { code } : {}),
       ...(body.reason ? { reason: body.reason } : {}),
+      ...(err instanceof ConflictError ? err.extensions : {}),
     },
   };
 }

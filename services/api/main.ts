@@ -5,13 +5,16 @@
  */
 
 import { startKeyTable } from '../../lib/auth/key-table.ts';
+import { loadTokenSecret } from '../../lib/auth/token-secret.ts';
 import { createHealingSql } from '../../lib/db/healing-sql.ts';
 import { migrateWhenReachable } from '../../lib/db/migrate.ts';
 import { createSql } from '../../lib/db/pool.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
+import { createRoundPhases } from '../../lib/log/round-phases.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
+import { createEngineClient } from './access/engine-client.ts';
 import { buildApi } from './app.ts';
 import { ensureAdminKey } from './auth/bootstrap.ts';
 import { LastUsed } from './auth/guard.ts';
@@ -42,7 +45,18 @@ try {
   await ensureAdminKey({ config, table, producer, now: Date.now() });
   const lastUsed = new LastUsed();
   const usage = startLastUsedWriter({ sql: db, lastUsed, periodMs: config.auth.batchMs, logger });
-  const app = await buildApi({ config, sql: db, logger, registry, auth: { table, producer, lastUsed } });
+  // Each game's round phase from the log (bets only in an open window), and the engine's cash-outs.
+  const phases = createRoundPhases({ kafka, config, logger });
+  await phases.start();
+  const engine = createEngineClient(config.api.engineUrl, await loadTokenSecret(config.auth));
+  const app = await buildApi({
+    config,
+    sql: db,
+    logger,
+    registry,
+    auth: { table, producer, lastUsed },
+    play: { phases, engine },
+  });
   await app.listen({ host: config.api.host, port: config.api.port });
 
   onShutdown(
@@ -50,6 +64,7 @@ try {
     async () => {
       await app.close();
       await usage.stop();
+      await phases.stop();
       await producer.disconnect();
       await table.close();
       await db.end({ timeout: 5 });

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { partitionOffsets, readRange } from '../../lib/log/kafka.ts';
+import { encodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import {
   type AccessEvent,
@@ -14,7 +15,11 @@ import {
   decodeWalletEvent,
   type WalletEvent,
 } from '../../lib/log/wallet-events.ts';
+import { type GameSlug, gameBySlug } from '../../rules/games/catalog.ts';
+import { ROUND_ID_BASE } from '../../rules/rounds/decider.ts';
+import type { RoundEvent, RoundOpened } from '../../rules/rounds/round.ts';
 import { type AuthTestApi, startAuthTestApi } from './auth.ts';
+import { waitFor } from './poll.ts';
 
 type Topic = 'accessSessions' | 'walletTransactions';
 
@@ -35,7 +40,17 @@ export interface AccessTestApi extends AuthTestApi {
     body?: Record<string, unknown>,
   ): Promise<{ token: string; sessionId: string; sessionToken: string }>;
   /** Rows of `table` (a fixed list of this test's tables). */
-  count(table: 'access_sessions' | 'operators' | 'free_bets' | 'access_round_bets'): Promise<number>;
+  count(
+    table: 'access_sessions' | 'operators' | 'free_bets' | 'access_round_bets' | 'play_bets' | 'demo_wallets',
+  ): Promise<number>;
+  /**
+   * Appends RoundOpened of `game`'s next round to this test's `rounds` topic (the engine's record)
+   * with a betting window of `windowMs` from now, and waits until the API's phases see it.
+   * @returns the round id.
+   */
+  openRound(game: GameSlug, windowMs?: number): Promise<number>;
+  /** Appends BettingClosed of `game`'s open round (now) and waits until the API sees it running. */
+  closeBetting(game: GameSlug): Promise<number>;
 }
 
 /** Starts the API; `overrides` are settings (environment variable names) of tests/support/config.ts. */
@@ -61,6 +76,17 @@ export async function startAccessTestApi(
     return out.sort((a, b) => a.p - b.p || Number(a.o - b.o)).map((x) => x.v);
   };
   const json = (res: LightMyRequestResponse) => res.json() as Record<string, unknown>;
+  const rounds = base.kafka.producer();
+  await rounds.connect();
+  const roundsTopic = topicName(base.config, 'rounds');
+  const seq = new Map<GameSlug, number>();
+  const opened = new Map<GameSlug, RoundOpened>();
+  const appendRound = (e: RoundEvent) =>
+    rounds.send({
+      topic: roundsTopic,
+      acks: -1,
+      messages: [{ key: e.game_slug, value: encodeRoundEvent(e) }],
+    });
   const api: AccessTestApi = {
     ...base,
     end,
@@ -96,6 +122,55 @@ export async function startAccessTestApi(
       const o = json(opened) as { player_token: string; session: { session_id: string } };
       return { token: o.player_token, sessionId: o.session.session_id, sessionToken: a.session_token };
     },
+    async openRound(game, windowMs = 60_000) {
+      const info = gameBySlug(game) as NonNullable<ReturnType<typeof gameBySlug>>;
+      const n = (seq.get(game) ?? 0) + 1;
+      seq.set(game, n);
+      const now = Date.now();
+      const o: RoundOpened = {
+        type: 'RoundOpened',
+        round_id: info.id * ROUND_ID_BASE + n,
+        game_id: info.id,
+        game_slug: game,
+        game_type: info.type,
+        betting_opens_at: now,
+        betting_closes_at: now + windowMs,
+        chain_epoch: 0,
+        chain_index: n,
+        commitment: 'c'.repeat(64),
+        speed: 1,
+      };
+      opened.set(game, o);
+      await appendRound(o);
+      await waitFor(
+        `round ${o.round_id} open`,
+        () => {
+          const p = base.phases.phase(game);
+          return p?.phase === 'betting' && p.opened.round_id === o.round_id ? true : undefined;
+        },
+        10_000,
+        10,
+      );
+      return o.round_id;
+    },
+    async closeBetting(game) {
+      const o = opened.get(game);
+      if (!o) throw new Error(`no round of ${game} opened by this test`);
+      await appendRound({
+        type: 'BettingClosed',
+        round_id: o.round_id,
+        game_id: o.game_id,
+        game_slug: game,
+        at: Date.now(),
+      });
+      await waitFor(
+        `round ${o.round_id} running`,
+        () => (base.phases.phase(game)?.phase === 'running' ? true : undefined),
+        10_000,
+        10,
+      );
+      return o.round_id;
+    },
     async count(table) {
       const [r] = await base.sql.unsafe<{ n: string }[]>(`select count(*) as n from ${table}`);
       return Number(r?.n ?? 0);
@@ -109,6 +184,7 @@ export async function startAccessTestApi(
         })
         .catch(() => {});
       await a.disconnect();
+      await rounds.disconnect();
       await base.close();
     },
   };

@@ -6,12 +6,15 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Kafka, Producer } from 'kafkajs';
 import { type KeyTable, startKeyTable } from '../../lib/auth/key-table.ts';
+import { loadTokenSecret } from '../../lib/auth/token-secret.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
+import { createRoundPhases, type RoundPhases } from '../../lib/log/round-phases.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { createLogger, type Logger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
+import { createEngineClient } from '../../services/api/access/engine-client.ts';
 import { buildApi } from '../../services/api/app.ts';
 import { ensureAdminKey } from '../../services/api/auth/bootstrap.ts';
 import { LastUsed } from '../../services/api/auth/guard.ts';
@@ -28,6 +31,8 @@ export interface AuthTestApi {
   readonly sql: Sql;
   /** The app's per-key last-use record (drained by a LastUsedWriter when a test starts one). */
   readonly lastUsed: LastUsed;
+  /** Each game's round phase, read from this test's `rounds` topic as the API reads it. */
+  readonly phases: RoundPhases;
   /** Sum of the high-water marks of `auth-keys`: unchanged means nothing was appended. */
   keyTopicEnd(): Promise<bigint>;
   /** The same for `rounds`. */
@@ -67,7 +72,18 @@ export async function startAuthTestApi(
   await producer.connect();
   await ensureAdminKey({ config, table, producer, now: Date.now() });
   const lastUsed = new LastUsed();
-  const app = await buildApi({ config, sql, logger, registry, auth: { table, producer, lastUsed } });
+  const phases = createRoundPhases({ kafka, config, logger });
+  await phases.start();
+  // No engine runs unless a test starts one: a cash-out then answers 503.
+  const engine = createEngineClient(config.api.engineUrl, await loadTokenSecret(config.auth), 1000);
+  const app = await buildApi({
+    config,
+    sql,
+    logger,
+    registry,
+    auth: { table, producer, lastUsed },
+    play: { phases, engine },
+  });
   const topic = topicName(config, 'authKeys');
   const topicEnd = async (name: string) => {
     const admin = kafka.admin();
@@ -88,10 +104,12 @@ export async function startAuthTestApi(
     adminKey,
     sql,
     lastUsed,
+    phases,
     keyTopicEnd: () => topicEnd(topic),
     roundsTopicEnd: () => topicEnd(topicName(config, 'rounds')),
     async close() {
       await app.close();
+      await phases.stop();
       await producer.disconnect();
       await table.close();
       await sql.unsafe(`drop schema if exists "${config.db.schema}" cascade`);

@@ -71,17 +71,55 @@ export async function fetchOperatorBalance(
 }
 
 /**
- * Virtual balance of a demo session, minor units: its starting balance, minus its bets that were
- * not rejected, plus its wins, from the wallet_transactions read model (per session, so a user's
- * demo and real play never mix). Bets not yet projected are not subtracted.
+ * What a demo session got back, minor units: its wins, and the stakes of its bets that were
+ * rejected or cancelled (refunds), from the wallet_transactions read model. The model lags, so
+ * this only ever under-counts: a balance from it is never too high.
+ */
+function demoCredits(sql: Sql, s: PlayerSession) {
+  return sql`
+    select coalesce(sum(case when kind = 'win' then amount_minor
+                             when kind = 'bet' and status = 'rejected' then amount_minor
+                             else 0 end), 0) as credits
+    from wallet_transactions where session_id = ${s.session_id} and demo`;
+}
+
+/**
+ * Virtual balance of a demo session, minor units: its starting balance, minus the stakes it bet
+ * (demo_wallets, debited at once and atomically by `debitDemo`), plus its credits (wins and refunds
+ * from the read model).
  */
 export async function demoBalanceMinor(sql: Sql, s: PlayerSession): Promise<number> {
-  const [r] = await sql<{ delta: string | null }[]>`
-    select sum(case when kind = 'win' then amount_minor
-                    when kind = 'bet' and status <> 'rejected' then -amount_minor
-                    else 0 end) as delta
-    from wallet_transactions where session_id = ${s.session_id}`;
-  return (s.balance_minor ?? DEMO_START_MINOR) + Number(r?.delta ?? 0);
+  const [r] = await sql<{ credits: string; debited: string | null }[]>`
+    with c as (${demoCredits(sql, s)})
+    select (select credits from c)::text as credits,
+           (select debited_minor from demo_wallets where session_id = ${s.session_id})::text as debited`;
+  return (s.balance_minor ?? DEMO_START_MINOR) + Number(r?.credits ?? 0) - Number(r?.debited ?? 0);
+}
+
+/**
+ * Takes `amountMinor` from a demo session's virtual balance in ONE statement (a conditional upsert
+ * of its demo_wallets row, re-checked on the locked row), so no number of simultaneous bets takes
+ * the balance below zero (issue 11 item 5).
+ * @returns false when the balance does not cover it (nothing is taken).
+ */
+export async function debitDemo(sql: Sql, s: PlayerSession, amountMinor: number): Promise<boolean> {
+  const start = s.balance_minor ?? DEMO_START_MINOR;
+  const rows = await sql`
+    with c as (${demoCredits(sql, s)})
+    insert into demo_wallets as w (session_id, debited_minor)
+    select ${s.session_id}, ${amountMinor}
+    where ${start} + (select credits from c) >= ${amountMinor}
+    on conflict (session_id) do update set debited_minor = w.debited_minor + excluded.debited_minor
+      where ${start} + (select credits from c) - w.debited_minor >= excluded.debited_minor
+    returning debited_minor`;
+  return rows.length === 1;
+}
+
+/** Gives back a demo debit whose bet never reached the log. */
+export async function refundDemo(sql: Sql, s: PlayerSession, amountMinor: number): Promise<void> {
+  await sql`
+    update demo_wallets set debited_minor = greatest(0, debited_minor - ${amountMinor})
+    where session_id = ${s.session_id}`;
 }
 
 /** The player's balance. @throws BadGatewayError (real sessions) when the operator fails. */

@@ -1,27 +1,34 @@
 /**
- * POST /play/bets (issue 5 item 4, first step): checks a player's bet and appends BetPlaced to
+ * POST /play/bets (issue 5 item 4; issue 11 item 4): checks a player's bet and appends BetPlaced to
  * `wallet-transactions` (key `operator_id:user_id`); the wallet-saga and settlement take it from
- * there. Rules (issue 5 contract "Bet lifecycle" 1, docs/decisions.md "Issue 5"):
- * - the bet is on the next round of the session's game: latest finished round_id + 1 from the
- *   rounds read model (`games.last_round`); a given round_id below that is 409 round closed, one
- *   more than a round ahead is 400 (one ahead is allowed: the page's live feed may lead the model);
+ * there. Rules (docs/decisions.md "Issue 5", "Issue 11"):
+ * - a bet goes only on the round of the session's game whose betting window is open, as read from
+ *   the `rounds` log (lib/log/round-phases.ts: RoundOpened seen, BettingClosed not yet) and before
+ *   its announced close by the API's clock; otherwise 409 BETTING_CLOSED with the next round's
+ *   opening time when it can be told. A given `round_id` must be that round (an earlier one is
+ *   409 BETTING_CLOSED, a later one 409 ROUND_NOT_OPEN). Settlement checks the log order again, so
+ *   a slow API or a skewed clock cannot reopen a window;
  * - count_register comes from an atomic per-(operator, user, round) counter (migration 004), not
  *   from the asynchronously projected wallet_transactions, so two quick bets never share a number;
  * - tx_id = nextval('wallet_tx_seq') × 4 (rules/money/money.ts betTxId);
  * - a free bet takes one grant (conditional decrement of quantity_left; stake = grant value);
- * - demo sessions bet their virtual balance (402 when short) and have no free bets.
- * If the append fails, the grant and the counter are given back; the sequence value is skipped.
+ * - demo sessions bet their virtual balance: the check and the debit are one conditional upsert of
+ *   demo_wallets (migration 006), so no concurrency takes it below zero (402 when short);
+ * - the accepted bet is kept in play_bets (migration 006) for its cash-out.
+ * If the append fails, the grant, the counter and a demo debit are given back; the sequence value
+ * is skipped.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Producer } from 'kafkajs';
 import type { Sql } from '../../../lib/db/pool.ts';
+import type { RoundPhases } from '../../../lib/log/round-phases.ts';
 import { appendWalletEvents, type BetPlaced, walletKey } from '../../../lib/log/wallet-events.ts';
-import { gameBySlug } from '../../../rules/games/catalog.ts';
+import { type GameSlug, gameBySlug } from '../../../rules/games/catalog.ts';
 import { betTxId, toMajorNumber, toMinor } from '../../../rules/money/money.ts';
-import { ROUND_ID_BASE } from '../../../rules/rounds/decider.ts';
+import { nextOpeningAt } from '../../../rules/rounds/lifecycle.ts';
 import type { ApiConfig } from '../config.ts';
 import { ConflictError, InsufficientFundsError, InvalidInputError } from '../errors.ts';
-import { demoBalanceMinor } from './balance.ts';
+import { debitDemo, refundDemo } from './balance.ts';
 import { type PlayerSession, requirePlayer } from './guards.ts';
 import { betBody, parseInput } from './input.ts';
 import { playSchemas } from './schemas.ts';
@@ -31,24 +38,41 @@ export interface BetDeps {
   readonly config: Pick<ApiConfig, 'kafka'>;
   readonly sql: Sql;
   readonly producer: Producer;
+  /** Each game's round phase, from the log. */
+  readonly phases: RoundPhases;
   readonly now: () => number;
 }
 
-/** The round a bet goes on. @throws ConflictError (closed) or InvalidInputError (too far ahead). */
-async function roundFor(sql: Sql, s: PlayerSession, asked: number | undefined): Promise<number> {
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * The round a bet at `now` goes on: the open round of the session's game.
+ * @throws ConflictError BETTING_CLOSED (no window open, or `asked` is an earlier round) or
+ *   ROUND_NOT_OPEN (`asked` is a later round); InvalidInputError for a game without bets.
+ */
+export function roundFor(
+  phases: RoundPhases,
+  s: PlayerSession,
+  asked: number | undefined,
+  now: number,
+): number {
   const game = gameBySlug(s.game);
   if (!game) throw new InvalidInputError('INVALID_SELECTION', `no bets on game ${s.game}`);
-  const [g] = await sql<{ last_round: string | null }[]>`select last_round from games where id = ${game.id}`;
-  const next = (g?.last_round == null ? game.id * ROUND_ID_BASE : Number(g.last_round)) + 1;
-  if (asked === undefined) return next;
-  if (asked < next)
-    throw new ConflictError('ROUND_CLOSED', `round ${asked} is closed; the next round is ${next}`);
-  if (asked > next + 1)
-    throw new InvalidInputError(
-      'ROUND_NOT_OPEN',
-      `round_id: round ${asked} is not open yet; the next is ${next}`,
-    );
-  return asked;
+  const p = phases.phase(game.slug as GameSlug);
+  const closed = (detail: string) =>
+    new ConflictError('BETTING_CLOSED', detail, { next_round_opens_at: iso(nextOpeningAt(game.slug, p)) });
+  if (!p || p.phase !== 'betting' || now >= p.opened.betting_closes_at)
+    throw closed(`betting is closed on ${game.slug}: no round is taking bets now`);
+  const open = p.opened.round_id;
+  if (asked === undefined || asked === open) return open;
+  if (asked < open) throw closed(`round_id: round ${asked} takes no more bets; the open round is ${open}`);
+  throw new ConflictError(
+    'ROUND_NOT_OPEN',
+    `round_id: round ${asked} is not open yet; the open round is ${open}`,
+    {
+      open_round_id: open,
+    },
+  );
 }
 
 /** Takes one free bet of the player's grants (soonest to expire first). @throws ConflictError */
@@ -68,7 +92,7 @@ async function takeGrant(sql: Sql, s: PlayerSession, at: Date) {
 
 /** Registers POST /play/bets on `app`. */
 export function betRoute(app: FastifyInstance, deps: BetDeps): void {
-  const { sql, producer, config, now } = deps;
+  const { sql, producer, config, now, phases } = deps;
   app.post('/play/bets', { schema: playSchemas.bet }, async (req, reply) => {
     const t = now();
     const s = await requirePlayer(sql, req, t);
@@ -76,9 +100,9 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
     const selection = selectionFor(s.game, b.selection);
     if (b.free && s.demo)
       throw new InvalidInputError('INVALID_INPUT', 'free: demo sessions have no free bets');
-    const roundId = await roundFor(sql, s, b.round_id);
+    const roundId = roundFor(phases, s, b.round_id, t);
     let amountMinor = b.amount === undefined ? 0 : (toMinor(b.amount) as number);
-    if (s.demo && amountMinor > (await demoBalanceMinor(sql, s)))
+    if (s.demo && !(await debitDemo(sql, s, amountMinor)))
       throw new InsufficientFundsError('the virtual balance does not cover this bet');
     const grant = b.free ? await takeGrant(sql, s, new Date(t)) : null;
     if (grant) amountMinor = grant.valueMinor;
@@ -108,6 +132,7 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
     try {
       await appendWalletEvents(producer, config, walletKey(event.bet), [{ type: 'BetPlaced', value: event }]);
     } catch (err) {
+      if (s.demo) await refundDemo(sql, s, amountMinor);
       if (grant)
         await sql`update free_bets set quantity_left = quantity_left + 1 where grant_id = ${grant.grantId}`;
       await sql`
@@ -115,6 +140,11 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
         where operator_id = ${s.operator_id} and user_id = ${s.user_id} and round_id = ${roundId}`;
       throw err;
     }
+    const crash = 'casino.wallet.CrashBet' in selection ? selection['casino.wallet.CrashBet'] : null;
+    await sql`
+      insert into play_bets (tx_id, session_id, game, round_id, amount_minor, auto_cashout, placed_at)
+      values (${event.tx_id}, ${s.session_id}, ${s.game}, ${roundId}, ${amountMinor},
+              ${crash?.auto_cashout ?? null}, ${new Date(t)})`;
     return reply.code(202).send({
       tx_id: event.tx_id,
       round_id: roundId,

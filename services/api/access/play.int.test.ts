@@ -3,8 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BetPlaced } from '../../../lib/log/wallet-events.ts';
+import type { GameSlug } from '../../../rules/games/catalog.ts';
 import { type AccessTestApi, startAccessTestApi } from '../../../tests/support/access.ts';
-import { insertRounds, roundId } from '../../../tests/support/api.ts';
+
+/** The round of each game opened for this file's bets. */
+const openRounds: Partial<Record<GameSlug, number>> = {};
 
 let t: AccessTestApi;
 let op: { operator_id: string; api_token: string; signing_secret: string };
@@ -48,10 +51,8 @@ beforeAll(async () => {
   const port = (wallet.address() as AddressInfo).port;
   op = await t.operator({ base_url: `http://127.0.0.1:${port}`, timeout_ms: 2000 });
   secret = op.signing_secret;
-  await insertRounds(t.sql, [
-    { game: 'crash', seq: 10, finishedAt: Date.now() - 1000, value: '1.5', extras: { point: '1.5' } },
-    { game: 'double', seq: 4, finishedAt: Date.now() - 1000, value: 'red', extras: { color: 'red' } },
-  ]);
+  // Bets go only on a round whose betting window is open on the log (issue 11): open one per game.
+  for (const g of ['crash', 'double', 'slot'] as const) openRounds[g] = await t.openRound(g);
 });
 afterAll(async () => {
   await t?.close();
@@ -84,9 +85,9 @@ describe('player routes', () => {
     expect(res.headers['content-type']).toMatch(/problem\+json/);
   });
 
-  it('places a bet on the next round with count_register and tx_id from the sequence', async () => {
+  it('places a bet on the open round with count_register and tx_id from the sequence', async () => {
     const p = await t.player(op.api_token, { user_id: 'b1', game: 'crash' });
-    const next = roundId('crash', 11);
+    const next = openRounds.crash as number;
     const a = await bet(p.token, { amount: 2.5, selection: { auto_cashout: '2' } });
     expect(a.statusCode).toBe(202);
     const A = a.json() as { tx_id: number; round_id: number; count_register: number };
@@ -196,12 +197,17 @@ describe('player routes', () => {
       ['another game’s selection', 'crash', { amount: 1, selection: { color: 'red' } }, 400],
       ['cash-out 1.00', 'crash', { amount: 1, selection: { auto_cashout: '1.00' } }, 400],
       [
-        'a round that already finished',
+        'a round before the open one (finished: no more bets)',
         'crash',
-        { amount: 1, round_id: roundId('crash', 10), selection: sel },
+        () => ({ amount: 1, round_id: (openRounds.crash as number) - 1, selection: sel }),
         409,
       ],
-      ['a round two ahead', 'crash', { amount: 1, round_id: roundId('crash', 13), selection: sel }, 400],
+      [
+        'a round after the open one',
+        'crash',
+        () => ({ amount: 1, round_id: (openRounds.crash as number) + 1, selection: sel }),
+        409,
+      ],
       ['a free bet without a grant', 'crash', { free: true, selection: sel }, 409],
       ['a free bet in demo', 'demo', { free: true, selection: sel }, 400],
     ];
@@ -213,9 +219,10 @@ describe('player routes', () => {
         method: 'POST',
         url: '/play/bets',
         headers: token ? as(token) : {},
-        payload: payload as object,
+        // Payloads naming the open round are built once it is open (after collection).
+        payload: (typeof payload === 'function' ? payload() : payload) as object,
       });
-      expect(res.statusCode).toBe(status);
+      expect(res.statusCode, res.body).toBe(status);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.json()).toMatchObject({ status, detail: expect.any(String) });
       expect(await t.end('walletTransactions')).toBe(before);

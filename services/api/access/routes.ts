@@ -10,10 +10,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Producer } from 'kafkajs';
 import type { KeyLookup } from '../../../lib/auth/key-table.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
+import type { RoundPhases } from '../../../lib/log/round-phases.ts';
 import type { ApiConfig } from '../config.ts';
 import { problemForError } from '../errors.ts';
 import { fetchOperatorBalance } from './balance.ts';
 import { betRoute } from './bets.ts';
+import { cashOutRoute } from './cash-out.ts';
+import type { EngineClient } from './engine-client.ts';
 import { operatorRoutes } from './operators.ts';
 import { playRoutes } from './play.ts';
 import { requestAccessRoute } from './request-access.ts';
@@ -27,6 +30,10 @@ export interface AccessDeps {
   readonly producer: Producer;
   /** The API-key table of issue 4, for the admin routes. */
   readonly table: KeyLookup;
+  /** Each game's round phase from the log (bets only in an open betting window). */
+  readonly phases: RoundPhases;
+  /** The round engine's cash-out decision. */
+  readonly engine: EngineClient;
   /** Clock, Unix ms (tests). */
   readonly now?: () => number;
   /** The operator Balance callback (tests may point it elsewhere). */
@@ -37,7 +44,7 @@ export interface AccessDeps {
 export function accessRoutes(deps: AccessDeps): FastifyPluginAsync {
   const now = deps.now ?? Date.now;
   const fetchBalance = deps.fetchBalance ?? fetchOperatorBalance;
-  const { sql, producer, config, table } = deps;
+  const { sql, producer, config, table, phases, engine } = deps;
   return async (app) => {
     app.setValidatorCompiler(() => () => true);
     app.setErrorHandler((err, req, reply) => {
@@ -49,6 +56,7 @@ export function accessRoutes(deps: AccessDeps): FastifyPluginAsync {
     requestAccessRoute(app, { config, sql, producer, now });
     sessionRoutes(app, { sql, now });
     playRoutes(app, { config, sql, producer, now, fetchBalance });
-    betRoute(app, { config, sql, producer, now });
+    betRoute(app, { config, sql, producer, phases, now });
+    cashOutRoute(app, { sql, phases, engine, now });
   };
 }

@@ -123,7 +123,8 @@ export const playSchemas = {
   },
   bet: {
     tags: ['play'],
-    summary: 'Place a bet on the next round of the session game; answered 202 once BetPlaced is appended.',
+    summary:
+      'Place a bet on the round of the session game whose betting window is open; answered 202 once BetPlaced is appended.',
     security: bearer,
     body: docSchema(betBody),
     response: {
@@ -135,7 +136,40 @@ export const playSchemas = {
       400: problem('Invalid amount or selection.'),
       ...playErr,
       402: problem('Demo: the virtual balance is too low.'),
-      409: problem('The round is closed, or no free bet is left.'),
+      409: problem(
+        'BETTING_CLOSED (no window open, or an earlier round named; `next_round_opens_at` tells when the next opens, null during a crash flight), ROUND_NOT_OPEN (a later round named), or NO_FREE_BET.',
+      ),
+    },
+  },
+  cashOut: {
+    tags: ['play'],
+    summary:
+      "Cash out a crash bet during its round's flight: the round engine decides by its clock, below the crash point, and settlement pays that multiplier.",
+    security: bearer,
+    params: docSchema(z.object({ tx_id: z.string() })),
+    response: {
+      200: ok('Cashed out.', {
+        tx_id: { type: 'integer' },
+        round_id: { type: 'integer' },
+        multiplier: {
+          type: 'string',
+          description:
+            'The multiplier paid (two decimals): the lower of this cash-out and the auto cash-out.',
+        },
+        at: { type: 'string', description: 'When the engine decided (ISO 8601).' },
+        payout: { type: 'number', description: 'Stake × multiplier, floored to the minor unit.' },
+        requested_multiplier: {
+          type: 'string',
+          description: "The flight's multiplier by the API's clock at the request.",
+        },
+      }),
+      400: problem('tx_id is not a bet id.'),
+      ...playErr,
+      404: problem('No such bet of this session.'),
+      409: problem(
+        'NOT_A_CRASH_BET, FLIGHT_NOT_STARTED, ROUND_FINISHED, ALREADY_CASHED_OUT (or the auto cash-out came first), or CRASHED.',
+      ),
+      503: problem('The round engine cannot be reached; nothing was decided.'),
     },
   },
   betStatus: {

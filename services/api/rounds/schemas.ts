@@ -6,10 +6,10 @@
 import { GAME_SLUGS, GAME_TYPES } from '../../../rules/games/catalog.ts';
 import { LIMIT_DEFAULT, LIMIT_MAX, LIMIT_MIN } from './input.ts';
 
-const errorRef = { $ref: 'ErrorBody#' } as const;
+export const errorRef = { $ref: 'ErrorBody#' } as const;
 
 /** Error responses every rounds endpoint can give besides its own 400/404. */
-const commonErrors = {
+export const commonErrors = {
   429: { ...errorRef, description: 'Per-IP rate limit exceeded: "Too many requests, please slow down".' },
   500: { ...errorRef, description: 'Internal Server Error.' },
   503: { ...errorRef, description: 'Read-model database unreachable: "Service Unavailable".' },
@@ -60,7 +60,7 @@ const latestRound = {
   },
 } as const;
 
-const gameParams = {
+export const gameParams = {
   type: 'object',
   required: ['game'],
   properties: {

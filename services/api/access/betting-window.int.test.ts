@@ -1,0 +1,152 @@
+/**
+ * Bets only inside the betting window read from the log (issue 11 item 4), the current round in
+ * public (item 2), and demo balances that no concurrency overspends (item 5), on the real broker and
+ * Postgres. Rounds are opened and closed by appending the engine's records straight to the log.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AccessTestApi, startAccessTestApi } from '../../../tests/support/access.ts';
+
+let t: AccessTestApi;
+let op: { operator_id: string; api_token: string };
+
+beforeAll(async () => {
+  t = await startAccessTestApi();
+  op = await t.operator({ base_url: 'http://127.0.0.1:9' });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const as = (token: string) => ({ authorization: `Bearer ${token}` });
+const bet = (token: string, payload: object) =>
+  t.app.inject({ method: 'POST', url: '/play/bets', headers: as(token), payload });
+const current = (game: string) => t.app.inject({ method: 'GET', url: `/api/rounds/current/${game}` });
+
+describe('bets only while betting is open', () => {
+  it('refuses a bet while no round of the game is open: 409 BETTING_CLOSED, nothing appended', async () => {
+    const p = await t.player(op.api_token, { user_id: 'w0', game: 'wall-street' });
+    const before = await t.end('walletTransactions');
+    const res = await bet(p.token, { amount: 1, selection: { trend: 'up' } });
+    expect(res.statusCode).toBe(409);
+    expect(res.json()).toMatchObject({ code: 'BETTING_CLOSED', next_round_opens_at: null, status: 409 });
+    expect(await t.end('walletTransactions')).toBe(before);
+    expect(await t.count('play_bets')).toBe(0);
+  });
+
+  it('takes a bet in the window, then refuses after BettingClosed with the next opening time', async () => {
+    const p = await t.player(op.api_token, { user_id: 'w1', game: 'double' });
+    const round = await t.openRound('double');
+    const ok = await bet(p.token, { amount: 1, selection: { color: 'red' } });
+    expect(ok.statusCode).toBe(202);
+    expect(ok.json()).toMatchObject({ round_id: round });
+    await t.closeBetting('double');
+    const closed = await bet(p.token, { amount: 1, selection: { color: 'red' } });
+    expect(closed.statusCode).toBe(409);
+    const body = closed.json() as { code: string; next_round_opens_at: string };
+    expect(body.code).toBe('BETTING_CLOSED');
+    // The double's spin takes 5 s after the close: the next round opens then (speed 1).
+    const p2 = t.phases.phase('double');
+    if (p2?.phase !== 'running') throw new Error('expected the round running');
+    expect(body.next_round_opens_at).toBe(new Date(p2.closedAt + 5000).toISOString());
+  });
+
+  it('tells no opening time during a crash flight (it would reveal the point)', async () => {
+    const p = await t.player(op.api_token, { user_id: 'w2', game: 'crash' });
+    await t.openRound('crash');
+    await t.closeBetting('crash');
+    const res = await bet(p.token, { amount: 1, selection: { auto_cashout: '2.00' } });
+    expect(res.statusCode).toBe(409);
+    expect(res.json()).toMatchObject({ code: 'BETTING_CLOSED', next_round_opens_at: null });
+  });
+
+  it('refuses after the announced close by its own clock, before BettingClosed reaches the log', async () => {
+    const p = await t.player(op.api_token, { user_id: 'w3', game: 'slot' });
+    await t.openRound('slot', 300);
+    await new Promise((r) => setTimeout(r, 400));
+    const res = await bet(p.token, { amount: 1, selection: {} });
+    expect(res.statusCode).toBe(409);
+    expect(res.json()).toMatchObject({ code: 'BETTING_CLOSED' });
+  });
+
+  it('refuses a round that is running, an older one and a later one, naming round_id', async () => {
+    const p = await t.player(op.api_token, { user_id: 'w4', game: 'double' });
+    const running = t.phases.phase('double');
+    if (running?.phase !== 'running') throw new Error('expected the double round running');
+    const open = await t.openRound('double');
+    const sel = { color: 'black' };
+    const older = await bet(p.token, { amount: 1, round_id: running.opened.round_id, selection: sel });
+    expect(older.statusCode).toBe(409);
+    expect(older.json()).toMatchObject({
+      code: 'BETTING_CLOSED',
+      detail: expect.stringMatching(/^round_id: /),
+    });
+    const later = await bet(p.token, { amount: 1, round_id: open + 1, selection: sel });
+    expect(later.statusCode).toBe(409);
+    expect(later.json()).toMatchObject({ code: 'ROUND_NOT_OPEN', open_round_id: open });
+    expect((await bet(p.token, { amount: 1, round_id: open, selection: sel })).statusCode).toBe(202);
+  });
+});
+
+describe('GET /api/rounds/current/:game', () => {
+  it('shows the round taking bets, then running, with ISO times', async () => {
+    const id = await t.openRound('slot', 30_000);
+    const betting = await current('slot');
+    expect(betting.statusCode).toBe(200);
+    expect(betting.headers['access-control-allow-origin']).toBe('*');
+    const b = betting.json() as Record<string, unknown>;
+    expect(b).toMatchObject({ game_slug: 'slot', round_id: id, phase: 'betting' });
+    expect(Date.parse(b.betting_closes_at as string) - Date.parse(b.betting_opens_at as string)).toBe(30_000);
+    await t.closeBetting('slot');
+    expect((await current('slot')).json()).toMatchObject({ round_id: id, phase: 'running' });
+  });
+
+  it('answers the seed’s 400 and 404, and 503 while no round is open', async () => {
+    expect((await current('Bad_Slug')).json()).toEqual({ error: 'Invalid game slug', success: false });
+    expect((await current('Bad_Slug')).statusCode).toBe(400);
+    expect((await current('poker')).statusCode).toBe(404);
+    const none = await current('wall-street');
+    expect(none.statusCode).toBe(503);
+    expect(none.headers['retry-after']).toBe('1');
+  });
+});
+
+describe('demo balances', () => {
+  it('takes exactly one of 50 concurrent bets that each need 90% of the balance', async () => {
+    const p = await t.player(op.api_token, {
+      user_id: 'demo-race',
+      game: 'double',
+      demo: true,
+      balance: 100,
+    });
+    await t.openRound('double');
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => bet(p.token, { amount: 90, selection: { color: 'red' } })),
+    );
+    const codes = results.map((r) => r.statusCode);
+    expect(codes.filter((c) => c === 202)).toHaveLength(1);
+    expect(codes.filter((c) => c === 402)).toHaveLength(49);
+    const bal = await t.app.inject({ method: 'GET', url: '/play/balance', headers: as(p.token) });
+    expect(bal.json()).toMatchObject({ balance: '10.00', demo: true });
+  });
+});
+
+describe('cash-out without a round engine', () => {
+  it('answers 503 and leaves the bet free to cash out again (nothing decided)', async () => {
+    const p = await t.player(op.api_token, { user_id: 'lonely', game: 'crash' });
+    await t.openRound('crash');
+    const placed = (await bet(p.token, { amount: 1, selection: { auto_cashout: '100' } })).json() as {
+      tx_id: number;
+    };
+    await t.closeBetting('crash');
+    const cashOut = () =>
+      t.app.inject({ method: 'POST', url: `/play/bets/${placed.tx_id}/cash-out`, headers: as(p.token) });
+    const first = await cashOut();
+    expect(first.statusCode).toBe(503);
+    expect(first.headers['content-type']).toMatch(/problem\+json/);
+    expect((await cashOut()).statusCode).toBe(503);
+    const [row] = await t.sql<
+      { cash_out: string | null }[]
+    >`select cash_out from play_bets where tx_id = ${placed.tx_id}`;
+    expect(row?.cash_out).toBeNull();
+  });
+});

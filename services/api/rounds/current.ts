@@ -1,0 +1,66 @@
+/**
+ * GET /api/rounds/current/:game (issue 11 item 2): the round of a game that is taking bets or
+ * running now, from the lifecycle read from the log (lib/log/round-phases.ts), with the same 400 and
+ * 404 rules, CORS and per-IP rate limit as the other game routes (it is registered in their scope):
+ * `{game_slug, round_id, phase: "betting" | "running", betting_opens_at, betting_closes_at}`, ISO
+ * 8601 times. Between a round's end and the next one's opening (a few ms), and before the engine's
+ * first round, there is no current round: 503 `{error, success:false}` with Retry-After: 1.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { UnavailableError } from '../../../lib/errors.ts';
+import type { RoundPhases } from '../../../lib/log/round-phases.ts';
+import type { GameSlug } from '../../../rules/games/catalog.ts';
+import { parseGameParam } from './input.ts';
+import { commonErrors, errorRef, gameParams } from './schemas.ts';
+
+const currentRound = {
+  type: 'object',
+  description: 'The round taking bets or running now.',
+  required: ['game_slug', 'round_id', 'phase', 'betting_opens_at', 'betting_closes_at'],
+  additionalProperties: false,
+  properties: {
+    game_slug: { type: 'string' },
+    round_id: { type: 'integer' },
+    phase: { type: 'string', enum: ['betting', 'running'] },
+    betting_opens_at: { type: 'string', format: 'date-time' },
+    betting_closes_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export const currentRoundSchema = {
+  summary: 'The round of a game taking bets or running now, from the log',
+  tags: ['rounds'],
+  params: gameParams,
+  response: {
+    200: currentRound,
+    400: { ...errorRef, description: 'Invalid game slug.' },
+    404: { ...errorRef, description: 'Game not found.' },
+    ...commonErrors,
+  },
+} as const;
+
+/** The route, reading `phases`. */
+export function currentRoundRoutes(phases: RoundPhases): FastifyPluginAsync {
+  return async (app) => {
+    app.get<{ Params: { game: string } }>(
+      '/api/rounds/current/:game',
+      // Input is checked by parseGameParam for the seed's texts; the schema documents it.
+      { schema: currentRoundSchema, validatorCompiler: () => () => true },
+      async (req, reply) => {
+        const game = parseGameParam(req.params.game);
+        const p = phases.phase(game.slug as GameSlug);
+        if (!p || p.phase === 'finished') {
+          reply.header('retry-after', '1');
+          throw new UnavailableError(`no round of ${game.slug} is open right now`);
+        }
+        return {
+          game_slug: game.slug,
+          round_id: p.opened.round_id,
+          phase: p.phase,
+          betting_opens_at: new Date(p.opened.betting_opens_at).toISOString(),
+          betting_closes_at: new Date(p.opened.betting_closes_at).toISOString(),
+        };
+      },
+    );
+  };
+}
