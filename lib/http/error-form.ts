@@ -6,6 +6,7 @@
  * The API's session routes answer RFC 7807 problem JSON instead (services/api/errors.ts); the
  * WebTransport edge (Deno, no fastify) writes the same body and headers itself.
  */
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
 /** CORS headers of seed 000 ("REST": on every endpoint). */
@@ -37,13 +38,53 @@ export function frameworkError(err: FastifyError): { status: number; error: stri
   return { status: 500, error: 'Internal Server Error' };
 }
 
+/** Path prefixes of the API's session routes (seed 001), whose errors are RFC 7807 problem JSON. */
+export const SESSION_API_PREFIXES = ['/games', '/sessions', '/play', '/admin'] as const;
+
+/** Whether `url` (path and query) belongs to the session API rather than seed 000's REST form. */
+export function isSessionApiPath(url: string): boolean {
+  return SESSION_API_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
+}
+
+/** Stable codes of the errors fastify raises before routing, as the API's problem JSON names them. */
+const FRAMEWORK_CODES: Readonly<Record<string, string>> = {
+  FST_ERR_BAD_URL: 'MALFORMED_URL',
+  FST_ERR_MAX_PARAM_LENGTH: 'MALFORMED_URL',
+};
+
 /**
- * A fastify `frameworkErrors` handler answering in the seed form with `cors` headers
+ * The answer to an error fastify raises before routing, in the form of the path it was meant for:
+ * problem JSON on the session API's paths, `{error, success:false}` elsewhere. The API and the
+ * gateway (which meets a malformed URL before it can forward it) both answer with it.
+ */
+export function frameworkErrorReply(
+  err: FastifyError,
+  url: string,
+): { status: number; contentType: string; body: Record<string, unknown> } {
+  const { status, error } = frameworkError(err);
+  if (!isSessionApiPath(url))
+    return { status, contentType: 'application/json; charset=utf-8', body: errorBody(error) };
+  const code = status < 500 ? FRAMEWORK_CODES[err.code] : undefined;
+  return {
+    status,
+    contentType: 'application/problem+json',
+    body: {
+      type: code ? `urn:casino:problem:${code.toLowerCase().replaceAll('_', '-')}` : 'about:blank',
+      title: STATUS_CODES[status] ?? 'Bad Request',
+      status,
+      detail: error,
+      ...(code ? { code } : {}),
+    },
+  };
+}
+
+/**
+ * A fastify `frameworkErrors` handler answering with {@link frameworkErrorReply} and `cors` headers
  * (default {@link SEED_CORS_HEADERS}).
  */
 export function seedFrameworkErrors(cors: Readonly<Record<string, string>> = SEED_CORS_HEADERS) {
-  return (err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void => {
-    const { status, error } = frameworkError(err);
-    reply.code(status).headers(cors).send(errorBody(error));
+  return (err: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
+    const r = frameworkErrorReply(err, req.url);
+    reply.code(r.status).headers(cors).type(r.contentType).send(r.body);
   };
 }

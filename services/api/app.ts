@@ -8,19 +8,12 @@
  *   Static pages, /health, /ready, /metrics and /openapi.json are outside it (docs/decisions.md).
  */
 import fastifyStatic from '@fastify/static';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  LogController,
-} from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Producer } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { KeyTable } from '../../lib/auth/key-table.ts';
 import type { Sql } from '../../lib/db/pool.ts';
-import { frameworkError } from '../../lib/http/error-form.ts';
+import { seedFrameworkErrors } from '../../lib/http/error-form.ts';
 import { type Logger, redactUrl } from '../../lib/logger.ts';
 import type { RoundPhases } from '../../lib/log/round-phases.ts';
 import type { EngineClient } from './access/engine-client.ts';
@@ -29,13 +22,7 @@ import { authHook, LastUsed } from './auth/guard.ts';
 import { authRoutes } from './auth/routes.ts';
 import type { ApiConfig } from './config.ts';
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_ALLOW_ORIGIN, registerCors } from './cors.ts';
-import {
-  errorBodySchema,
-  InvalidInputError,
-  problemBodySchema,
-  problemForError,
-  replyForError,
-} from './errors.ts';
+import { errorBodySchema, problemBodySchema, replyForError } from './errors.ts';
 import { healthRoutes, READY_TIMEOUT_MS } from './health/routes.ts';
 import { ingestRoutes } from './ingest/routes.ts';
 import { AJV_OPTIONS, formatSchemaErrors, registerInputPolicy } from './input-policy.ts';
@@ -67,35 +54,16 @@ export interface ApiDeps {
   readonly play?: { readonly phases: RoundPhases; readonly engine: EngineClient };
 }
 
-/** Path prefixes of the session API (seed 001), whose errors are RFC 7807 problem JSON. */
-const SESSION_API_PREFIXES = ['/games', '/sessions', '/play', '/admin'];
-
-/** Whether `url` belongs to the session API (problem JSON) rather than seed 000's REST form. */
-export function isSessionApiPath(url: string): boolean {
-  return SESSION_API_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
-}
-
 /**
  * Answers the errors fastify raises before any hook runs (a malformed percent-encoding, a path
- * parameter over the router's limit) in the same form and with the same CORS headers as every
- * other error of the API (issue 13 item 5).
+ * parameter over the router's limit) in the form of the path (problem JSON on the session API)
+ * and with the same CORS headers as every other error of the API (issue 13 item 5).
  */
-function apiFrameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
-  const { status, error } = frameworkError(err);
-  const mapped = status === 400 ? new InvalidInputError('MALFORMED_URL', error) : err;
-  reply.headers({
-    'access-control-allow-origin': CORS_ALLOW_ORIGIN,
-    'access-control-allow-methods': CORS_ALLOW_METHODS,
-    'access-control-allow-headers': CORS_ALLOW_HEADERS,
-  });
-  if (isSessionApiPath(req.url)) {
-    const p = problemForError(mapped);
-    reply.code(p.status).type('application/problem+json').send(p.body);
-  } else {
-    const r = replyForError(mapped);
-    reply.code(r.status).send(r.body);
-  }
-}
+const apiFrameworkErrors = seedFrameworkErrors({
+  'access-control-allow-origin': CORS_ALLOW_ORIGIN,
+  'access-control-allow-methods': CORS_ALLOW_METHODS,
+  'access-control-allow-headers': CORS_ALLOW_HEADERS,
+});
 
 /** Builds the API. @throws when a plugin fails to register (e.g. an unreadable public dir). */
 export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {

@@ -19,7 +19,8 @@
 
 import type { IncomingHttpHeaders } from 'node:http';
 import proxy from '@fastify/http-proxy';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { frameworkErrorReply, SEED_CORS_HEADERS, seedFrameworkErrors } from '../../lib/http/error-form.ts';
 import { observeHttpRequests } from '../../lib/http/metrics.ts';
 import { type OpsServer, startOpsServer } from '../../lib/http/ops.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -69,7 +70,19 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   const logger = deps.logger.child({ component: 'gateway' });
   // Streams (SSE, gRPC proxy) stay open for hours: no request timeout; forceCloseConnections ends
   // them on stop instead of waiting.
-  const app = Fastify({ logger: false, requestTimeout: 0, forceCloseConnections: true });
+  // A malformed URL never reaches an upstream: the gateway answers it in the form of the path it
+  // was meant for, as the API would (lib/http/error-form.ts; issue 13 item 5).
+  const app = Fastify({
+    logger: false,
+    requestTimeout: 0,
+    forceCloseConnections: true,
+    frameworkErrors: seedFrameworkErrors(),
+  });
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const r = frameworkErrorReply(err, req.url);
+    if (r.status >= 500) logger.error({ err }, 'gateway request failed');
+    reply.code(r.status).headers(SEED_CORS_HEADERS).type(r.contentType).send(r.body);
+  });
   const tunnel = createWsTunnel(upstreams.edgeWs, '/ws/', deps.logger);
   const metrics = createGatewayMetrics(() => tunnel.open);
   observeHttpRequests(app, metrics.registry);
