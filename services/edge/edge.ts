@@ -6,9 +6,15 @@
  *
  * A transport adds itself by implementing `Transport` and joining `defaultTransports()`.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { startKeyTable } from '../../lib/auth/key-table.ts';
 import type { Sql } from '../../lib/db/pool.ts';
+import {
+  errorBody,
+  frameworkError,
+  SEED_CORS_HEADERS,
+  seedFrameworkErrors,
+} from '../../lib/http/error-form.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { type AccessKeyTable, createStreamAccess, type StreamAccess } from '../../lib/stream/access.ts';
@@ -68,14 +74,27 @@ export function buildEdge(deps: EdgeDeps): Edge {
   const kafka = createKafka(config, 'edge', deps.logger);
   const source = createRoundSource({ kafka, config, logger: deps.logger, hub, metrics });
   const transports = deps.transports ?? defaultTransports();
-  // SSE streams stay open for hours; fastify's request timeout must not cut them.
-  const http = Fastify({ logger: false, requestTimeout: 0, forceCloseConnections: true });
+  // SSE streams stay open for hours; fastify's request timeout must not cut them. A slug of any
+  // length reaches the selection parser (400 "Invalid game slug", as the API answers it, not the
+  // router's 414), and fastify's own errors go out in the seed form with CORS (issue 13 item 5).
+  const http = Fastify({
+    logger: false,
+    requestTimeout: 0,
+    forceCloseConnections: true,
+    routerOptions: { maxParamLength: 16_384 },
+    frameworkErrors: seedFrameworkErrors(),
+  });
   let httpPort = 0;
   let started = false;
   let access: StreamAccess | undefined;
   let keyTable: AccessKeyTable | undefined = deps.keyTable;
   let closeTable: (() => Promise<void>) | undefined;
 
+  http.setErrorHandler((err: FastifyError, _req, reply) => {
+    const { status, error } = frameworkError(err);
+    if (status >= 500) logger.error({ err }, 'edge request failed');
+    reply.code(status).headers(SEED_CORS_HEADERS).send(errorBody(error));
+  });
   http.setNotFoundHandler((_req, reply) => {
     reply.code(404).header('Access-Control-Allow-Origin', '*').send({ error: 'Not found', success: false });
   });

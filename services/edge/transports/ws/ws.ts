@@ -19,10 +19,11 @@
  */
 
 import type { Principal } from '../../../../lib/auth/verifier.ts';
+import { MALFORMED_URL_TEXT } from '../../../../lib/http/error-form.ts';
 import { HTTP_ERROR } from '../../../../lib/stream/access.ts';
 import { closeSpread } from '../../../../lib/stream/drain.ts';
 import type { Delivery, Selection, Subscription } from '../../../../lib/stream/hub.ts';
-import { parseStreamPath, selectionLabel } from '../../../../lib/stream/selection.ts';
+import { parseStreamPath, type SelectionResult, selectionLabel } from '../../../../lib/stream/selection.ts';
 import type { EdgeContext, Transport } from '../transport.ts';
 import { loadNativeUws, type Uws } from './uws.ts';
 
@@ -65,11 +66,31 @@ function reject(
   extra: { reason?: string; retryAfterS?: number } = {},
 ): void {
   res.cork(() => {
-    res.writeStatus(STATUS_TEXT[status]).writeHeader('Content-Type', 'application/json');
+    res
+      .writeStatus(STATUS_TEXT[status])
+      .writeHeader('Content-Type', 'application/json')
+      .writeHeader('Access-Control-Allow-Origin', '*');
     if (extra.retryAfterS !== undefined) res.writeHeader('Retry-After', String(extra.retryAfterS));
     const reason = extra.reason === undefined ? {} : { reason: extra.reason };
     res.end(JSON.stringify({ error, success: false, ...reason }));
   });
+}
+
+/**
+ * The selection of a `/ws/…` path as the API reads a path parameter (issue 13 item 5): uWS gives
+ * the raw path, so each segment is percent-decoded first (`%63rash` is crash; a `%2F` stays inside
+ * its segment, making it a malformed slug); a bad percent-encoding is 400 as on every listener.
+ */
+function streamPathOf(url: string): SelectionResult {
+  try {
+    const segments = url
+      .slice('/ws/'.length)
+      .split('/')
+      .map((s) => decodeURIComponent(s).replaceAll('/', '%2F'));
+    return parseStreamPath(segments.join('/'));
+  } catch {
+    return { ok: false, status: 400, error: MALFORMED_URL_TEXT };
+  }
 }
 
 /**
@@ -124,7 +145,7 @@ export function createWsTransport(): Transport {
         maxBackpressure: limit + 256 * 1024,
         closeOnBackpressureLimit: true,
         upgrade: (res, req, context) => {
-          const parsed = parseStreamPath(req.getUrl().slice('/ws/'.length));
+          const parsed = streamPathOf(req.getUrl());
           if (!parsed.ok) {
             reject(res, parsed.status, parsed.error);
             return;
