@@ -28,8 +28,22 @@ function json(status: number, body: unknown, extra: Record<string, string> = {})
   });
 }
 
-/** Builds the handler. Unknown paths: 404; methods other than GET/HEAD/OPTIONS: 405. */
+/**
+ * Builds the handler. Unknown paths: 404; methods other than GET/HEAD/OPTIONS: 405; a failure
+ * inside: 500. Every error is `{error, success: false}` with the CORS headers (issue 13 item 5).
+ */
 export function createHttpHandler(deps: HttpDeps): (req: Request) => Promise<Response> {
+  const handle = route(deps);
+  return async (req) => {
+    try {
+      return await handle(req);
+    } catch {
+      return json(500, { error: 'Internal Server Error', success: false });
+    }
+  };
+}
+
+function route(deps: HttpDeps): (req: Request) => Promise<Response> {
   return async (req) => {
     const { pathname } = new URL(req.url);
     if (req.method === 'OPTIONS') return new Response(null, { status: 204, headers: CORS });
