@@ -3,7 +3,10 @@
  * `/api/history/crash?limit=500` and `/api/latest/crash` under autocannon on loopback, beside a
  * bare fastify route returning a constant (bench/constant-server.ts) in the same run.
  * The API runs as its real process with the read model filled with 20,000 rounds per game and
- * the per-IP limit raised (RATE_LIMIT_MAX) so the limiter counts but never refuses.
+ * the per-IP limit raised (RATE_LIMIT_MAX) so the limiter counts but never refuses; it answers
+ * latest and history from its in-memory window (services/api/rounds/window.ts, issue 14), which
+ * it loads from Postgres at start. Targets (issue 14): history?limit=500 at least 25% of the
+ * constant route's rate with p99 < 20 ms, latest at least 50%.
  *
  * Usage: tsx bench/rest.ts [--seconds 10] [--connections 20]
  */
@@ -88,6 +91,12 @@ const rows = [
   await load('/api/history/crash?limit=500', `http://127.0.0.1:${apiPort}/api/history/crash?limit=500`),
 ];
 report(`REST under autocannon, ${connections} connections, ${seconds} s each, loopback`, rows);
+const [base, latest, history] = rows.map((r) => r['req/s']) as [number, number, number];
+const pct = (x: number) => `${((x / base) * 100).toFixed(1)}%`;
+console.log(`ratio latest/constant: ${pct(latest)} (target >= 50%)`);
+console.log(
+  `ratio history?limit=500/constant: ${pct(history)} (target >= 25%), p99 ${rows[2]?.['p99 ms']} ms (target < 20 ms)`,
+);
 
 await constant.stop('SIGTERM');
 await api.stop('SIGTERM');

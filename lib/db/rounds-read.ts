@@ -7,6 +7,13 @@
  */
 import type { Sql } from './pool.ts';
 
+/**
+ * The channel the rounds projection notifies (pg_notify, in its write statement, so only once
+ * committed) when it inserted rows; the payload is the read-model schema. Readers that keep
+ * rows in memory (the API's rounds window) fetch what is new on it.
+ */
+export const ROUNDS_WRITTEN_CHANNEL = 'rounds_written';
+
 /** A row of the game list; `last_round`/`last_update` are null before a game's first round. */
 export interface GameListRow {
   readonly id: number;
@@ -76,20 +83,53 @@ export async function readGameList(sql: Sql): Promise<GameListRow[]> {
  * O(games × limit) however long the history grows.
  */
 export async function readHistory(sql: Sql, gameIds: readonly number[], limit: number): Promise<RoundRow[]> {
-  const cols = sql`round_id, game_id, game_slug, game_type, finished_at, value, extras, appended_at`;
   const rows =
     gameIds.length === 1
       ? await sql<DbRound[]>`
-          select ${cols} from rounds where game_id = ${gameIds[0] as number}
+          select ${roundCols(sql)} from rounds where game_id = ${gameIds[0] as number}
           order by finished_at desc, round_id desc limit ${limit}`
       : await sql<DbRound[]>`
           select r.* from unnest(${sql.array([...gameIds])}::int[]) as g(id)
           cross join lateral (
-            select ${cols} from rounds where game_id = g.id
+            select ${roundCols(sql)} from rounds where game_id = g.id
             order by finished_at desc, round_id desc limit ${limit}
           ) r
           order by r.finished_at desc, r.round_id desc limit ${limit}`;
-  return rows.map((r) => ({
+  return rows.map(toRoundRow);
+}
+
+/** Where a reader's copy of a game's history ends: its newest row, or nothing yet. */
+export interface HistoryHead {
+  readonly gameId: number;
+  /** ISO 8601 and round id of the newest row held; undefined when none is held. */
+  readonly head?: { readonly finishedAt: string; readonly roundId: number };
+}
+
+/**
+ * The rows of each game newer than its head ((finished_at, round_id) above it), at most `limit`
+ * per game, newest first within a game, in one statement through the same index as readHistory.
+ * A game whose answer holds `limit` rows may have more: the caller replaces its copy with them.
+ */
+export async function readNewer(sql: Sql, heads: readonly HistoryHead[], limit: number): Promise<RoundRow[]> {
+  const rows = await sql<DbRound[]>`
+    select r.* from unnest(
+      ${sql.array(heads.map((h) => h.gameId))}::int[],
+      ${sql.array(heads.map((h) => h.head?.finishedAt ?? null) as string[])}::timestamptz[],
+      ${sql.array(heads.map((h) => (h.head ? String(h.head.roundId) : null)) as string[])}::bigint[]
+    ) as h(id, ts, rid)
+    cross join lateral (
+      select ${roundCols(sql)} from rounds
+      where game_id = h.id and (h.ts is null or (finished_at, round_id) > (h.ts, h.rid))
+      order by finished_at desc, round_id desc limit ${limit}
+    ) r`;
+  return rows.map(toRoundRow);
+}
+
+const roundCols = (sql: Sql) =>
+  sql`round_id, game_id, game_slug, game_type, finished_at, value, extras, appended_at`;
+
+function toRoundRow(r: DbRound): RoundRow {
+  return {
     round_id: Number(r.round_id),
     game_id: r.game_id,
     game_slug: r.game_slug,
@@ -98,5 +138,5 @@ export async function readHistory(sql: Sql, gameIds: readonly number[], limit: n
     value: r.value,
     extras: JSON.stringify(r.extras),
     timestamp: r.appended_at.getTime(),
-  }));
+  };
 }

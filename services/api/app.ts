@@ -32,6 +32,7 @@ import { registerRateLimit } from './rate-limit.ts';
 import { createRoundsQueries } from './rounds/queries.ts';
 import { currentRoundRoutes } from './rounds/current.ts';
 import { roundsRoutes } from './rounds/routes.ts';
+import type { RoundsWindow } from './rounds/window.ts';
 
 export interface ApiDeps {
   readonly config: ApiConfig;
@@ -52,6 +53,8 @@ export interface ApiDeps {
    * GET /api/rounds/current/:game, and, with `auth`, the session API's bets and cash-outs.
    */
   readonly play?: { readonly phases: RoundPhases; readonly engine: EngineClient };
+  /** The newest rounds in memory (rounds/window.ts, fed by rounds/window-feed.ts); without it every read queries Postgres. */
+  readonly roundsWindow?: RoundsWindow;
 }
 
 /**
@@ -114,7 +117,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       api.addHook('onRequest', authHook({ table: auth.table, requireApi: config.auth.requireApi, lastUsed }));
     // Per key or per IP; counters per process or in Redis (RATE_LIMIT_REDIS_URL): rate-limit.ts.
     await registerRateLimit(api, config);
-    await api.register(roundsRoutes(createRoundsQueries(sql)));
+    await api.register(roundsRoutes(createRoundsQueries(sql), deps.roundsWindow));
     if (deps.play) await api.register(currentRoundRoutes(deps.play.phases));
     if (auth) {
       await api.register(authRoutes({ config, sql, table: auth.table, producer: auth.producer, lastUsed }));

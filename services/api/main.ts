@@ -20,6 +20,8 @@ import { ensureAdminKey } from './auth/bootstrap.ts';
 import { LastUsed } from './auth/guard.ts';
 import { startLastUsedWriter } from './auth/last-used.ts';
 import { loadApiConfig } from './config.ts';
+import { RoundsWindow } from './rounds/window.ts';
+import { startWindowFeed } from './rounds/window-feed.ts';
 
 const config = loadApiConfig();
 const logger = createLogger('api', config.process.logLevel);
@@ -49,6 +51,16 @@ try {
   const phases = createRoundPhases({ kafka, config, logger });
   await phases.start();
   const engine = createEngineClient(config.api.engineUrl, await loadTokenSecret(config.auth));
+  // latest and history from memory once loaded (rounds/window-feed.ts); Postgres until then.
+  const roundsWindow = new RoundsWindow();
+  const listenSql = createSql(config, { max: 1 });
+  const feed = startWindowFeed({
+    window: roundsWindow,
+    sql: db,
+    listenSql,
+    schema: config.db.schema,
+    logger,
+  });
   const app = await buildApi({
     config,
     sql: db,
@@ -56,6 +68,7 @@ try {
     registry,
     auth: { table, producer, lastUsed },
     play: { phases, engine },
+    roundsWindow,
   });
   await app.listen({ host: config.api.host, port: config.api.port });
 
@@ -63,6 +76,8 @@ try {
     logger,
     async () => {
       await app.close();
+      await feed.stop();
+      await listenSql.end({ timeout: 5 });
       await usage.stop();
       await phases.stop();
       await producer.disconnect();

@@ -1,7 +1,9 @@
 /**
  * Postgres drill (issue 6, item 6): a PRIVATE Postgres (tests/support/private-infra.ts) is stopped
  * for 10 s under the projector and the API while rounds flow, then started again. While it is down
- * the REST API answers 503 with its error body and both /ready endpoints say 503; once it is back
+ * the game list answers 503 with its error body, latest and history answer the API's in-memory window
+ * (issue 14: the newest rows the read model had committed, unchanged while nothing can commit), and
+ * both /ready endpoints say 503; once it is back
  * the projector resumes from its checkpoint and the read model ends with every round of the log
  * exactly once. The shared database is never touched; the broker is the shared one, in a
  * namespace of its own.
@@ -74,10 +76,13 @@ describe('Postgres restarted under the projector and the API', () => {
       await db.stop();
       const seen = { rest: new Map<string, number>(), apiReady: 0, projectorReady: 0 };
       const downBody: unknown[] = [];
+      const windowBodies = new Map<string, Set<string>>();
       while (performance.now() - stoppedAt < OUTAGE_MS) {
         for (const path of ['/api/games', '/api/history/crash?limit=5', '/api/latest/slot']) {
           const r = await getJson(`${api}${path}`);
           if (r.status === 503) downBody.push(r.body);
+          if (r.status === 200)
+            windowBodies.set(path, (windowBodies.get(path) ?? new Set()).add(JSON.stringify(r.body)));
           seen.rest.set(`${path} ${r.status}`, (seen.rest.get(`${path} ${r.status}`) ?? 0) + 1);
         }
         if ((await statusOf(`${api}/ready`)) === 503) seen.apiReady++;
@@ -88,8 +93,14 @@ describe('Postgres restarted under the projector and the API', () => {
       await db.start();
       const downMs = performance.now() - stoppedAt;
 
-      // While it was down: every REST answer was the 503 error body, and both /ready said 503.
-      expect([...seen.rest.keys()].filter((k) => !k.endsWith(' 503'))).toEqual([]);
+      // While it was down: the game list answered the 503 error body, latest and history the window
+      // (one unchanged body each: nothing could commit), and both /ready said 503.
+      expect([...seen.rest.keys()].filter((k) => !k.endsWith(' 503') && !k.endsWith(' 200'))).toEqual([]);
+      expect([...seen.rest.keys()].filter((k) => k.startsWith('/api/games ') && !k.endsWith(' 503'))).toEqual(
+        [],
+      );
+      expect([...windowBodies.keys()].sort()).toEqual(['/api/history/crash?limit=5', '/api/latest/slot']);
+      for (const bodies of windowBodies.values()) expect(bodies.size).toBe(1);
       expect(downBody.length).toBeGreaterThan(0);
       for (const b of downBody) expect(b).toEqual({ error: 'Service Unavailable', success: false });
       expect(seen.apiReady).toBeGreaterThan(0);

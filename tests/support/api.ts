@@ -9,6 +9,7 @@ import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createLogger, type Logger } from '../../lib/logger.ts';
 import { type GameSlug, gameBySlug } from '../../rules/games/catalog.ts';
 import { buildApi } from '../../services/api/app.ts';
+import type { RoundsWindow } from '../../services/api/rounds/window.ts';
 import { type Config, loadConfig } from './config.ts';
 
 export interface TestApi {
@@ -26,7 +27,7 @@ export interface TestApi {
  */
 export async function startTestApi(
   overrides: Record<string, string | number> = {},
-  options: { migrated?: boolean; readyTimeoutMs?: number; logger?: Logger } = {},
+  options: { migrated?: boolean; readyTimeoutMs?: number; logger?: Logger; roundsWindow?: RoundsWindow } = {},
 ): Promise<TestApi> {
   const schema = `t_api_${randomBytes(4).toString('hex')}`;
   const config = loadConfig(process.env, { DATABASE_SCHEMA: schema, LOG_LEVEL: 'silent', ...overrides });
@@ -38,6 +39,7 @@ export async function startTestApi(
     sql,
     logger: options.logger ?? createLogger('api-test', config.process.logLevel),
     ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }),
+    ...(options.roundsWindow ? { roundsWindow: options.roundsWindow } : {}),
   });
   return {
     app,

@@ -35,12 +35,21 @@ export interface RoundsQueries {
   historyByType(type: GameType, games: readonly GameInfo[], limit: number): Promise<HistoryRow[]>;
 }
 
-const toHistory = (r: RoundRow, asType?: GameType): HistoryRow => ({
+/** A history row of `r`; by type, `game_type` is the requested type (DESIGN.md). */
+export const toHistoryRow = (r: RoundRow, asType?: GameType): HistoryRow => ({
   round_id: r.round_id,
   game_slug: r.game_slug,
   game_type: asType ?? r.game_type,
   finished_at: r.finished_at,
   value: r.value,
+});
+
+/** The GET /api/latest/:game body of `r`. */
+export const toLatestRound = (r: RoundRow): LatestRound => ({
+  ...toHistoryRow(r),
+  game_id: r.game_id,
+  extras: r.extras,
+  timestamp: r.timestamp,
 });
 
 /** Queries bound to `sql` (whose search_path is the read-model schema). */
@@ -52,12 +61,11 @@ export function createRoundsQueries(sql: Sql): RoundsQueries {
 
     async latest(game) {
       const [r] = await readHistory(sql, [game.id], 1);
-      if (!r) return undefined;
-      return { ...toHistory(r), game_id: r.game_id, extras: r.extras, timestamp: r.timestamp };
+      return r ? toLatestRound(r) : undefined;
     },
 
     async history(game, limit) {
-      return (await readHistory(sql, [game.id], limit)).map((r) => toHistory(r));
+      return (await readHistory(sql, [game.id], limit)).map((r) => toHistoryRow(r));
     },
 
     async historyByType(type, games, limit) {
@@ -66,7 +74,7 @@ export function createRoundsQueries(sql: Sql): RoundsQueries {
         games.map((g) => g.id),
         limit,
       );
-      return rows.map((r) => toHistory(r, type));
+      return rows.map((r) => toHistoryRow(r, type));
     },
   };
 }

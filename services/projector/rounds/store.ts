@@ -8,6 +8,7 @@
  */
 import { type CheckpointKey, checkpointUpsert } from '../../../lib/db/checkpoints.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
+import { ROUNDS_WRITTEN_CHANNEL } from '../../../lib/db/rounds-read.ts';
 import { type ProjectedEvent, projectRounds, type RoundRow } from './projection.ts';
 
 /** A decoded event at its log offset. */
@@ -35,7 +36,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * it keeps clear of postgres.js sending ROLLBACK on a transaction connection whose socket is gone,
  * which throws outside any promise and kills the process (porsager/postgres#1208).
  * Every part is idempotent (`on conflict do nothing`, `greatest`), so replaying a chunk, or
- * retrying after an ambiguous commit, changes nothing.
+ * retrying after an ambiguous commit, changes nothing. When rows were inserted, it notifies
+ * ROUNDS_WRITTEN_CHANNEL (delivered on commit only), which the API's rounds window follows.
  * `events` may be empty (a chunk of only undecodable records still moves the checkpoint).
  * @param nextOffset the offset after the last record of the chunk (decoded or not).
  * @throws the postgres.js error when the statement fails; nothing of it is then stored.
@@ -80,8 +82,11 @@ export async function writeChunk(
       returning 1
     ), checkpoint as (
       ${checkpointUpsert(sql, key, nextOffset)}
+    ), notified as (
+      select pg_notify(${ROUNDS_WRITTEN_CHANNEL}, current_schema()) where exists (select from inserted)
     )
-    select (select count(*) from inserted)::int as inserted, (select "offset"::text from checkpoint) as checkpoint`;
+    select (select count(*) from inserted)::int as inserted, (select "offset"::text from checkpoint) as checkpoint,
+      (select count(*) from notified)::int as notified`;
   return {
     projected: events.length,
     inserted: result?.inserted ?? 0,
