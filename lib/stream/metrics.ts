@@ -24,6 +24,16 @@ export interface EdgeMetrics {
   readonly sseResumes: Counter<'source'>;
   /** Records of `rounds` the edge could not decode and skipped. */
   readonly undecodable: Counter<string>;
+  /**
+   * Subscriptions that asked to resume from a position, by protocol and result: `complete` (every
+   * missed round replayed), `incomplete` (a fresh live start: a position ahead of the log),
+   * `refused` (malformed, oversized, other games), `failed` (the log could not be read).
+   */
+  readonly resumes: Counter<'protocol' | 'result'>;
+  /** Rounds replayed by catch-ups, by protocol. */
+  readonly catchUpRounds: Counter<'protocol'>;
+  /** Subscriptions catching up now. */
+  readonly catchUpActive: Gauge<string>;
 }
 
 /**
@@ -34,6 +44,7 @@ export function initProtocolSeries(metrics: EdgeMetrics, protocol: string): void
   metrics.subscribers.inc({ protocol }, 0);
   metrics.deliveries.inc({ protocol }, 0);
   metrics.slowCloses.inc({ protocol }, 0);
+  metrics.catchUpRounds.inc({ protocol }, 0);
 }
 
 /** A fresh registry with the default process metrics, `service="<service>"` and the edge's own. */
@@ -81,6 +92,23 @@ export function createEdgeMetrics(service: 'edge' | 'edge-webtransport' = 'edge'
     undecodable: new Counter({
       name: 'edge_undecodable_records_total',
       help: 'Records of the rounds topic that could not be decoded and were skipped.',
+      registers,
+    }),
+    resumes: new Counter({
+      name: 'edge_resumes_total',
+      help: 'Subscriptions that asked to resume from a position, by protocol and result (complete, incomplete, refused, failed).',
+      labelNames: ['protocol', 'result'] as const,
+      registers,
+    }),
+    catchUpRounds: new Counter({
+      name: 'edge_catchup_rounds_total',
+      help: 'Rounds replayed to resuming subscribers, by protocol.',
+      labelNames: ['protocol'] as const,
+      registers,
+    }),
+    catchUpActive: new Gauge({
+      name: 'edge_catchup_active',
+      help: 'Subscriptions catching up now.',
       registers,
     }),
   };

@@ -4,8 +4,34 @@
  * statuses follow seed 000 "Errors" and the REST API: a malformed value is 400, a well-formed
  * name of no game or type is 404.
  */
-import { gameBySlug, isGameType, isWellFormedSlug } from '../../rules/games/catalog.ts';
-import type { Selection } from './hub.ts';
+import {
+  GAME_SLUGS,
+  type GameSlug,
+  type GameType,
+  gameBySlug,
+  gamesOfType,
+  isGameType,
+  isWellFormedSlug,
+} from '../../rules/games/catalog.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
+
+/** What a subscriber asked for. */
+export type Selection =
+  | { readonly kind: 'game'; readonly slug: GameSlug }
+  | { readonly kind: 'type'; readonly type: GameType }
+  | { readonly kind: 'all' };
+
+/** The game type a subscriber of `selection` sees in `game_type`. */
+export function reportedType(selection: Selection, round: RoundFinished): GameType {
+  return selection.kind === 'type' ? selection.type : round.game_type;
+}
+
+/** Slugs of the games a selection covers, in catalogue order. */
+export function slugsOf(selection: Selection): readonly GameSlug[] {
+  if (selection.kind === 'game') return [selection.slug];
+  if (selection.kind === 'type') return gamesOfType(selection.type).map((g) => g.slug);
+  return GAME_SLUGS;
+}
 
 export type SelectionResult =
   | { readonly ok: true; readonly selection: Selection }

@@ -39,6 +39,12 @@ export interface RoundSource {
   /** True once the live consumer has joined and fetched from the start marks. */
   readonly ready: boolean;
   /**
+   * The next offset to read per partition: every record below it has been handed to the hub (or
+   * the lifecycle hook). Before `start` has captured the marks, empty. A catch-up that starts now
+   * ends here (lib/stream/subscriber.ts).
+   */
+  positions(): ReadonlyMap<number, bigint>;
+  /**
    * Finds the latest round per game, then starts consuming live.
    * @throws when the broker cannot be reached (kafkajs retries first) or the topic is missing.
    */
@@ -55,7 +61,8 @@ export interface RoundSourceDeps {
   readonly metrics: EdgeMetrics;
   /**
    * Receives each RoundOpened and BettingClosed read live, with its append time (Unix ms), for the
-   * streams' opt-in lifecycle messages. Cash-out decisions on the topic are never streamed.
+   * streams' opt-in lifecycle messages; at start-up also the newest one of each game whose round
+   * has not finished yet (its current phase). Cash-out decisions on the topic are never streamed.
    */
   readonly onLifecycle?: (
     event: RoundLifecycle,
@@ -78,6 +85,8 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
   const topic = topicName(deps.config, 'rounds');
   let consumer: Consumer | undefined;
   let lag: ConsumerLag | undefined;
+  // Next offset to read per partition: the start marks, then past each record handled.
+  let next = new Map<number, bigint>();
   let ready = false;
   let stopped = false;
 
@@ -96,6 +105,10 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
     const marks = new Map<number, bigint>();
     for (const [p, o] of await partitionOffsets(kafka, topic)) marks.set(p, o.high);
     const newest = new Map<string, Delivery>();
+    const phases = new Map<
+      string,
+      { event: RoundLifecycle; at: number; partition: number; offset: bigint }
+    >();
     let scanned = 0;
     const limit = BOOTSTRAP_MAX_RECORDS_PER_PARTITION * Math.max(1, marks.size);
     await scanBackward(
@@ -103,6 +116,17 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
       topic,
       (round, r) => {
         scanned++;
+        if (round.type === 'RoundOpened' || round.type === 'BettingClosed') {
+          // Newest first within a partition: the first lifecycle event met per game is its latest.
+          if (!phases.has(round.game_slug))
+            phases.set(round.game_slug, {
+              event: round,
+              at: appendTime(r.message.timestamp),
+              partition: r.partition,
+              offset: BigInt(r.offset),
+            });
+          return;
+        }
         if (round.type !== 'RoundFinished') return;
         const prev = newest.get(round.game_slug);
         if (prev && prev.round.round_id >= round.round_id) return;
@@ -114,6 +138,8 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
     );
     // Oldest first, so `latest()` of a type ends with the newest round.
     for (const d of [...newest.values()].sort((a, b) => a.appendedAt - b.appendedAt)) hub.publish(d);
+    // A phase of a round that finished is dropped by the hook's receiver (the hub).
+    for (const p of phases.values()) deps.onLifecycle?.(p.event, p.at, p.partition, p.offset);
     log.info({ games: [...newest.keys()], scanned }, 'latest rounds loaded from the log tail');
     return marks;
   }
@@ -123,6 +149,7 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
     get ready() {
       return ready;
     },
+    positions: () => new Map(next),
     async start() {
       const marks = await bootstrap();
       const groupId = `edge-${randomUUID()}`;
@@ -138,11 +165,10 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
         logger: log,
       });
       lag = l;
-      // Next offset to read per partition: the start marks, then past each record handled. The
-      // group commits nothing, so after a kafkajs restart (broker outage) it would start at the
-      // end; seeking on every join resumes exactly where it stopped instead. GROUP_JOIN is emitted
-      // synchronously before the first fetch, so the seek always applies to it.
-      const next = new Map(marks);
+      // The group commits nothing, so after a kafkajs restart (broker outage) it would start at the
+      // end; seeking to `next` on every join resumes exactly where it stopped instead. GROUP_JOIN
+      // is emitted synchronously before the first fetch, so the seek always applies to it.
+      next = new Map(marks);
       let joined = false;
       c.on(c.events.GROUP_JOIN, () => {
         joined = true;

@@ -4,7 +4,8 @@
  * Its own settings: GRPC_HOST / GRPC_PORT, the gRPC listener, service datastream.DataStream
  * (127.0.0.1 / 50051, seed 000 "{grpc_host}:50051"; 0 = any free port); GRPC_MAX_BUFFER_BYTES, a gRPC
  * stream whose unsent bytes pass this is ended with RESOURCE_EXHAUSTED (1 MiB).
- * Shared: EDGE_*, KAFKA_*, TOPIC_*, DATABASE_*, AUTH_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS (lib/config/shared.ts).
+ * Shared: EDGE_*, KAFKA_*, TOPIC_*, DATABASE_*, AUTH_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS (lib/config/shared.ts);
+ * STREAM_* (catch-up rates, subscriptions per connection: lib/stream/config.ts).
  */
 import { configLoader, host, int, port, section } from '../../lib/config/core.ts';
 import {
@@ -14,6 +15,7 @@ import {
   kafkaSection,
   processSection,
 } from '../../lib/config/shared.ts';
+import { streamSection } from '../../lib/stream/config.ts';
 
 export const grpcSection = section({
   name: 'grpc',
@@ -35,5 +37,6 @@ export const loadEdgeConfig = configLoader([
   authSection,
   edgeSection,
   grpcSection,
+  streamSection,
 ]);
 export type EdgeConfig = ReturnType<typeof loadEdgeConfig>;

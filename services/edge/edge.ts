@@ -16,9 +16,12 @@ import {
   seedFrameworkErrors,
 } from '../../lib/http/error-form.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
+import { topicName } from '../../lib/log/topics.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { type AccessKeyTable, createStreamAccess, type StreamAccess } from '../../lib/stream/access.ts';
+import { createStreamCore, type StreamCore } from '../../lib/stream/core.ts';
 import { FanOutHub } from '../../lib/stream/hub.ts';
+import { LifecycleUpdate } from '../../lib/stream/lifecycle.ts';
 import { createEdgeMetrics, type EdgeMetrics, initProtocolSeries } from '../../lib/stream/metrics.ts';
 import { createRoundSource, type RoundSource } from '../../lib/stream/source.ts';
 import type { EdgeConfig } from './config.ts';
@@ -42,6 +45,8 @@ export interface EdgeDeps {
 
 export interface Edge {
   readonly hub: FanOutHub;
+  /** Resumes and subscriptions of every transport. */
+  readonly core: StreamCore;
   readonly metrics: EdgeMetrics;
   readonly source: RoundSource;
   readonly http: FastifyInstance;
@@ -72,7 +77,23 @@ export function buildEdge(deps: EdgeDeps): Edge {
   const hub = new FanOutHub();
   const metrics = createEdgeMetrics();
   const kafka = createKafka(config, 'edge', deps.logger);
-  const source = createRoundSource({ kafka, config, logger: deps.logger, hub, metrics });
+  const source = createRoundSource({
+    kafka,
+    config,
+    logger: deps.logger,
+    hub,
+    metrics,
+    onLifecycle: (event, at) => hub.publishLifecycle(new LifecycleUpdate(event, at)),
+  });
+  const core = createStreamCore({
+    hub,
+    source,
+    kafka,
+    topic: topicName(config, 'rounds'),
+    config: config.stream,
+    logger: deps.logger,
+    metrics,
+  });
   const transports = deps.transports ?? defaultTransports();
   // SSE streams stay open for hours; fastify's request timeout must not cut them. A slug of any
   // length reaches the selection parser (400 "Invalid game slug", as the API answers it, not the
@@ -111,6 +132,7 @@ export function buildEdge(deps: EdgeDeps): Edge {
 
   return {
     hub,
+    core,
     metrics,
     source,
     http,
@@ -137,6 +159,7 @@ export function buildEdge(deps: EdgeDeps): Edge {
       const { requireWs: ws, requireSse: sse, requireGrpc: grpc, requireWt: wt } = config.auth;
       access = createStreamAccess({ table, require: { ws, sse, grpc, wt }, metrics });
       await source.start();
+      core.start();
       const ctx: EdgeContext = {
         hub,
         config,
@@ -146,6 +169,7 @@ export function buildEdge(deps: EdgeDeps): Edge {
         http,
         sql: deps.sql,
         access,
+        core,
       };
       for (const t of transports) {
         await t.start(ctx);
@@ -164,6 +188,7 @@ export function buildEdge(deps: EdgeDeps): Edge {
       started = false;
       await Promise.allSettled(transports.map((t) => t.stop(drainMs)));
       await http.close();
+      await core.stop();
       await source.stop();
       access?.close();
       await closeTable?.();

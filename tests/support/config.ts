@@ -13,6 +13,7 @@ import {
   opsSection,
   processSection,
 } from '../../lib/config/shared.ts';
+import { streamSection } from '../../lib/stream/config.ts';
 import { accessSection, apiSection } from '../../services/api/config.ts';
 import { botsSection } from '../../services/bots/config.ts';
 import { grpcSection } from '../../services/edge/config.ts';
@@ -44,6 +45,7 @@ export const loadConfig = configLoader([
   engineSection,
   settlementSection,
   walletSagaSection,
+  streamSection,
 ]);
 
 /** The configuration of every service. */

@@ -10,8 +10,10 @@ import { MemoryKeyTable } from '../../lib/auth/key-table.ts';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
+import { topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { createStreamAccess } from '../../lib/stream/access.ts';
+import { createStreamCore } from '../../lib/stream/core.ts';
 import { FanOutHub } from '../../lib/stream/hub.ts';
 import { createEdgeMetrics, type EdgeMetrics } from '../../lib/stream/metrics.ts';
 import { createGrpcTransport, type GrpcTransport } from '../../services/edge/transports/grpc/grpc.ts';
@@ -61,16 +63,18 @@ export async function startTestGrpc(
   const table = new MemoryKeyTable(randomBytes(32));
   const { requireWs: ws, requireSse: sse, requireGrpc: grpc, requireWt: wt } = config.auth;
   const access = createStreamAccess({ table, require: { ws, sse, grpc, wt }, metrics });
-  const ctx: EdgeContext = {
+  const kafka = createKafka(config, 'grpc-test', logger); // never connected: the test feeds the hub
+  // No live source: a catch-up would end at once (no partitions), and the log reader is not started.
+  const core = createStreamCore({
     hub,
-    config,
+    source: { positions: () => new Map() },
+    kafka,
+    topic: topicName(config, 'rounds'),
+    config: config.stream,
     logger,
-    kafka: createKafka(config, 'grpc-test', logger), // never connected: the test feeds the hub
     metrics,
-    http: Fastify(),
-    sql,
-    access,
-  };
+  });
+  const ctx: EdgeContext = { hub, config, logger, kafka, metrics, http: Fastify(), sql, access, core };
   const transport = createGrpcTransport();
   await transport.start(ctx);
   const client = createDataStreamClient(transport.address);

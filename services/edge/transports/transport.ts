@@ -8,6 +8,7 @@ import type { Kafka } from 'kafkajs';
 import type { Sql } from '../../../lib/db/pool.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import type { StreamAccess } from '../../../lib/stream/access.ts';
+import type { StreamCore } from '../../../lib/stream/core.ts';
 import type { FanOutHub } from '../../../lib/stream/hub.ts';
 import type { EdgeMetrics } from '../../../lib/stream/metrics.ts';
 import type { EdgeConfig } from '../config.ts';
@@ -25,6 +26,8 @@ export interface EdgeContext {
   readonly sql?: Sql;
   /** Credential checks for new streams (access.ts); every stream transport calls it before opening. */
   readonly access: StreamAccess;
+  /** Resumes, catch-ups and subscriptions (lib/stream/core.ts), shared by every transport. */
+  readonly core: StreamCore;
 }
 
 /** One wire protocol of the edge (centrifugo's per-transport packages). */

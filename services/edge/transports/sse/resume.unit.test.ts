@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Delivery, FanOutHub } from '../../../../lib/stream/hub.ts';
 import { round } from '../../../../tests/support/edge.ts';
 import { RECENT_PER_GAME, RecentRounds } from './resume.ts';
-import { awaitNamedRounds, RESUME_WINDOW_MS, resumePosition } from './sse.ts';
+import { awaitNamedRounds, resumePosition } from './sse.ts';
 
 const d = (slug: 'crash' | 'slot' | 'double', seq: number, at: number) =>
   new Delivery(round(slug, seq), at, 0, BigInt(seq));
@@ -67,10 +67,15 @@ describe('resumePosition', () => {
     expect(r.position?.last.get('crash')).toBe(round('crash', 6).round_id);
   });
 
+  // Issue 15 replaces the one-hour window: a position from any point of the log resumes.
+  it('accepts an id from long ago, down to the start of the log', () => {
+    expect(resumePosition(hub, sel, 't=1', now).position?.t).toBe(1);
+    expect(resumePosition(hub, sel, 't=0', now).position).toEqual({ t: 0, last: new Map() });
+  });
+
   it.each([
     ['malformed', 'nonsense'],
     ['future time', `t=${now + 3_600_000}`],
-    ['too old', `t=${now - RESUME_WINDOW_MS - 1}`],
     ['unseen round', `t=${now};crash=${round('crash', 8).round_id}`],
   ])('ignores a %s id', (_case, raw) => {
     const r = resumePosition(hub, sel, raw, now);

@@ -7,13 +7,19 @@
  *   so a page on another origin can use EventSource.
  * - A fresh subscriber gets `event: initial` with the newest round of its subscription (for a type,
  *   the newest of its games; nothing when no round is known yet), then `event: message` per round.
- *   Every event has a resumable id (event-id.ts).
- * - A reconnect with a valid Last-Event-ID (header, or `lastEventId` query parameter for clients
- *   that cannot set headers) gets the missed rounds as `message` events, then live ones, none
- *   twice, and no `initial` (it would repeat a round). A malformed id, one naming rounds this
- *   edge has not seen (after waiting up to `RESUME_CATCH_UP_MS` for them) or a time in the future,
- *   or one older than `RESUME_WINDOW_MS` is ignored:
- *   the stream starts live with `initial`, so a bad id can never cause a reconnect loop.
+ *   Every event has an id: the subscriber's position (lib/stream/position.ts), the same text as
+ *   every other protocol's.
+ * - Resume (issue 15): a reconnect with a Last-Event-ID (header, or `lastEventId` query parameter
+ *   for clients that cannot set headers), or a first connection with `?since=<position>`, gets the
+ *   missed rounds as `message` events, from memory or from any point of the log at the bounded
+ *   catch-up rate, then live ones, none twice, and no `initial`. A Last-Event-ID that is malformed,
+ *   names rounds this edge has not seen (after waiting up to `RESUME_CATCH_UP_MS`) or a time in the
+ *   future is ignored: the stream starts live with `initial`, so a bad id can never cause a
+ *   reconnect loop. A malformed, oversized or other-games `since` is refused with 400. When the log
+ *   cannot be read the stream ends, and EventSource resumes from its last id.
+ * - Opt-ins (lib/stream/options.ts): `envelope=1` adds `event: recovered` (data `{recovered, since,
+ *   replayed, reason?}`) before the first live round; `lifecycle=1` adds `event: round-opened` and
+ *   `event: betting-closed` (lib/stream/lifecycle.ts) for the subscription's games.
  * - `: heartbeat` comment every `config.edge.sseHeartbeatMs` (15 s, seed "Limits").
  * - Unsent bytes past `config.edge.sseMaxBufferBytes` close the stream (subscriber.ts).
  * - Credential (seed 000 "Authentication" 4): `X-API-Key` (or `Authorization: Bearer`), else the
@@ -26,48 +32,37 @@ import { once } from 'node:events';
 import { createEventBuffer, Session } from 'better-sse';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { credentialFromHeaders } from '../../../../lib/auth/credentials.ts';
-import { topicName } from '../../../../lib/log/topics.ts';
 import { HTTP_ERROR, requestOrigin } from '../../../../lib/stream/access.ts';
 import { closeSpread } from '../../../../lib/stream/drain.ts';
 import type { FanOutHub, Selection } from '../../../../lib/stream/hub.ts';
+import { parseStreamOptions, refusedPositionText } from '../../../../lib/stream/options.ts';
+import type { Position } from '../../../../lib/stream/position.ts';
+import {
+  awaitNamedRounds as awaitRounds,
+  CATCH_UP_WAIT_MS,
+  judgePosition,
+  type ResumeDecision,
+} from '../../../../lib/stream/resume.ts';
 import {
   parseGameSelection,
   parseTypeSelection,
   type SelectionResult,
   selectionLabel,
 } from '../../../../lib/stream/selection.ts';
-import type { GameSlug } from '../../../../rules/games/catalog.ts';
+import { startSubscription } from '../../../../lib/stream/subscriber.ts';
 import type { EdgeContext, Transport } from '../transport.ts';
-import { type Position, parseEventId } from './event-id.ts';
-import { RecentRounds, readMissed } from './resume.ts';
-import { SseSubscriber, sanitizer } from './subscriber.ts';
+import { SseSink, sanitizer } from './subscriber.ts';
 
-/** Oldest Last-Event-ID time honoured, ms before now; older ones start live (bounded catch-up). */
-export const RESUME_WINDOW_MS = 3_600_000;
-/**
- * How long a resume whose id names rounds this edge has not published yet waits for them, ms.
- * Edges read the log independently, so a client failing over from an edge a few ms ahead (a
- * rolling restart) names rounds this one is about to publish; ignoring the id would cost it rounds.
- */
-export const RESUME_CATCH_UP_MS = 2_000;
-/** Clock skew tolerated before an id's time counts as future, ms. */
-const FUTURE_TOLERANCE_MS = 60_000;
+/** How long a resume whose id names rounds this edge has not published yet waits for them, ms. */
+export const RESUME_CATCH_UP_MS = CATCH_UP_WAIT_MS;
 /** Reconnection delay suggested to EventSource clients, ms. */
 const RETRY_MS = 2_000;
 const CORS = { 'Access-Control-Allow-Origin': '*' } as const;
 
-/** The first round `p` names that the hub has not published yet, if any. */
-function unseenRound(hub: FanOutHub, p: Position): [GameSlug, number] | undefined {
-  for (const [slug, rid] of p.last) {
-    const known = hub.latest({ kind: 'game', slug })[0]?.round.round_id;
-    if (known === undefined || rid > known) return [slug, rid];
-  }
-  return undefined;
-}
-
 /**
- * A Last-Event-ID worth resuming from, or why not; `unseen` when the only objection is rounds the
- * hub has not published yet (worth waiting for: awaitNamedRounds).
+ * A Last-Event-ID worth resuming from, or why not (SSE's view of lib/stream/resume.ts: every
+ * objection means "ignore it and start live"); `unseen` when the only objection is rounds the hub
+ * has not published yet (worth waiting for: awaitNamedRounds).
  */
 export function resumePosition(
   hub: FanOutHub,
@@ -75,39 +70,15 @@ export function resumePosition(
   raw: string | undefined,
   now: number,
 ): { position?: Position; ignored?: string; unseen?: true } {
-  if (raw === undefined || raw === '') return {};
-  const parsed = parseEventId(selection, raw);
-  if (!parsed.ok) return { ignored: `malformed (${parsed.reason})` };
-  const p = parsed.position;
-  if (p.t > now + FUTURE_TOLERANCE_MS) return { ignored: 'time in the future' };
-  if (p.t < now - RESUME_WINDOW_MS) return { ignored: 'older than the resume window' };
-  const unseen = unseenRound(hub, p);
-  if (unseen) return { ignored: `round ${unseen[1]} of ${unseen[0]} not seen by this edge`, unseen: true };
-  return { position: p };
+  const d = judgePosition(hub, selection, raw, now);
+  if (d.kind === 'fresh') return {};
+  if (d.kind === 'refused') return { ignored: `malformed (${d.reason})` };
+  if (d.kind === 'live') return d.unseen ? { ignored: d.reason, unseen: true } : { ignored: d.reason };
+  return { position: d.position };
 }
 
-/**
- * Waits until the hub has published every round the id `raw` names, polling every 20 ms for at
- * most `timeoutMs` ms.
- * @returns true when they are all published (at once when the id names none), false on timeout or
- *   a malformed id.
- */
-export async function awaitNamedRounds(
-  hub: FanOutHub,
-  selection: Selection,
-  raw: string | undefined,
-  timeoutMs: number,
-): Promise<boolean> {
-  if (raw === undefined || raw === '') return true;
-  const parsed = parseEventId(selection, raw);
-  if (!parsed.ok) return false;
-  const deadline = Date.now() + timeoutMs;
-  while (unseenRound(hub, parsed.position)) {
-    if (Date.now() >= deadline) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
-}
+/** Waits until the hub has published every round the id `raw` names (lib/stream/resume.ts). */
+export const awaitNamedRounds = awaitRounds;
 
 /** The stream's credential: header first, then `api_key`, then `token`; undefined when none. */
 export function sseCredentialOf(req: FastifyRequest): string | undefined {
@@ -129,32 +100,39 @@ function lastEventIdOf(req: FastifyRequest): string | undefined {
   return typeof q === 'string' ? q : undefined;
 }
 
+/** Every value of query parameter `name`. */
+function queryAll(req: FastifyRequest, name: string): string[] {
+  const v = (req.query as Record<string, unknown>)[name];
+  if (v === undefined) return [];
+  return Array.isArray(v) ? v.map(String) : [String(v)];
+}
+
 /** The SSE transport (routes on the edge's HTTP server). */
 export function createSseTransport(): Transport {
-  const open = new Set<SseSubscriber>();
+  const open = new Set<SseSink>();
   let heartbeat: NodeJS.Timeout | undefined;
-  let unsubscribeRecent: (() => void) | undefined;
   let accepting = false;
-
   return {
     name: 'sse',
     async start(ctx: EdgeContext) {
-      const { hub, config, metrics, kafka } = ctx;
+      const { config, metrics, core } = ctx;
       const log = ctx.logger.child({ component: 'edge-sse' });
-      const topic = topicName(config, 'rounds');
       const gauge = metrics.subscribers.labels('sse');
       const delivered = metrics.deliveries.labels('sse');
       const slow = metrics.slowCloses.labels('sse');
-      const recent = new RecentRounds();
-      for (const d of hub.latest({ kind: 'all' })) recent.deliver(d);
-      unsubscribeRecent = hub.subscribe(recent);
       accepting = true;
+      const shuttingDown = (reply: FastifyReply) =>
+        reply.code(503).headers(CORS).send({ error: 'Shutting down', success: false });
 
       const stream = async (req: FastifyRequest, reply: FastifyReply, parsed: SelectionResult) => {
         if (!parsed.ok)
           return reply.code(parsed.status).headers(CORS).send({ error: parsed.error, success: false });
-        if (!accepting) return reply.code(503).headers(CORS).send({ error: 'Shutting down', success: false });
+        const opted = parseStreamOptions((name) => queryAll(req, name));
+        if (!opted.ok) return reply.code(400).headers(CORS).send({ error: opted.error, success: false });
+        const opts = opted.options;
+        if (!accepting) return shuttingDown(reply);
         const selection = parsed.selection;
+        const label = selectionLabel(selection);
         const origin = requestOrigin(req.headers);
         const verdict = await ctx.access.check(
           'sse',
@@ -162,29 +140,34 @@ export function createSseTransport(): Transport {
           Date.now(),
         );
         if (!verdict.ok) {
-          log.info({ selection: selectionLabel(selection), reason: verdict.reason }, 'SSE refused');
+          log.info({ selection: label, reason: verdict.reason }, 'SSE refused');
           if (verdict.retryAfterS !== undefined) reply.header('Retry-After', String(verdict.retryAfterS));
           return reply
             .code(verdict.status)
             .headers(CORS)
             .send({ error: HTTP_ERROR[verdict.status], success: false, reason: verdict.reason });
         }
-        const label = selectionLabel(selection);
-        const rawId = lastEventIdOf(req);
-        let { position, ignored, unseen } = resumePosition(hub, selection, rawId, Date.now());
-        if (unseen && (await awaitNamedRounds(hub, selection, rawId, RESUME_CATCH_UP_MS)))
-          ({ position, ignored } = resumePosition(hub, selection, rawId, Date.now()));
+        // A Last-Event-ID (EventSource's own reconnect) wins over the URL's `since`, which it outdates.
+        const lastId = lastEventIdOf(req);
+        let decision: ResumeDecision;
+        if (lastId !== undefined && lastId !== '') {
+          decision = await core.decide(selection, lastId);
+          if (decision.kind === 'refused')
+            decision = { kind: 'live', reason: `malformed (${decision.reason})`, raw: lastId };
+        } else {
+          decision = await core.decide(selection, opts.since);
+          if (decision.kind === 'refused') {
+            core.report('sse', decision);
+            return reply
+              .code(400)
+              .headers(CORS)
+              .send({ error: refusedPositionText(decision.reason), success: false });
+          }
+        }
         // The checks above may have waited; a drain that began meanwhile must not miss this stream.
-        if (!accepting) return reply.code(503).headers(CORS).send({ error: 'Shutting down', success: false });
-        const now = Date.now();
-        if (ignored) log.info({ selection: label, reason: ignored }, 'Last-Event-ID ignored; starting live');
-
-        const latest = hub.latest(selection);
-        const fresh: Position & { at: Map<GameSlug, number> } = {
-          t: now,
-          last: new Map(latest.map((d) => [d.round.game_slug, d.round.round_id])),
-          at: new Map(latest.map((d) => [d.round.game_slug, d.appendedAt])),
-        };
+        if (!accepting) return shuttingDown(reply);
+        if (decision.kind === 'live')
+          log.info({ selection: label, reason: decision.reason }, 'position ignored; starting live');
         reply.hijack();
         const session = new Session(req.raw, reply.raw, {
           headers: { 'Cache-Control': 'no-cache', ...CORS },
@@ -194,48 +177,41 @@ export function createSseTransport(): Transport {
           sanitizer,
           serializer: String,
         });
-        const sub = new SseSubscriber(selection, position ?? fresh, session, reply.raw, {
+        const sink = new SseSink(session, reply.raw, {
           limitBytes: config.edge.sseMaxBufferBytes,
+          announceRecovery: opts.envelope,
           onDelivered: () => delivered.inc(),
           onSlow: (buffered) => {
             slow.inc();
             log.warn({ selection: label, buffered }, 'slow consumer closed');
           },
+          onFailed: (err) =>
+            log.error({ selection: label, err: err.message }, 'resume read failed; stream ended'),
         });
-        // Subscribed before anything is read or sent: rounds arriving meanwhile are held, not lost.
-        const unsubscribe = hub.subscribe(sub);
-        const untrack = ctx.access.track(verdict.principal, () => sub.end(), 'sse');
-        open.add(sub);
+        const untrack = ctx.access.track(verdict.principal, () => sink.end(), 'sse');
+        open.add(sink);
         gauge.inc();
+        let close = () => {};
         session.once('disconnected', () => {
-          sub.disconnected();
-          unsubscribe();
+          sink.disconnected();
+          close();
           untrack();
-          if (open.delete(sub)) gauge.dec();
+          if (open.delete(sink)) gauge.dec();
         });
         await once(session, 'connected');
-        if (!position) {
-          const newest = latest[latest.length - 1];
-          if (newest) sub.send(newest, 'initial');
-          sub.goLive();
-          return;
+        const { sub, started } = startSubscription(core, selection, sink, decision, {
+          latest: 'newest',
+          lifecycle: opts.lifecycle,
+        });
+        close = () => sub.close();
+        if (sink.gone()) sub.close();
+        const outcome = await started;
+        core.report('sse', decision, outcome);
+        if (decision.kind === 'resume') {
+          const failed = outcome.result?.outcome === 'failed';
+          metrics.sseResumes.inc({ source: failed ? 'failed' : (outcome.source ?? 'failed') });
         }
-        try {
-          let missed = recent.since(selection, position);
-          if (missed) metrics.sseResumes.inc({ source: 'memory' });
-          else {
-            missed = await readMissed(kafka, topic, selection, position, log);
-            metrics.sseResumes.inc({ source: 'log' });
-          }
-          await sub.catchUp(missed);
-        } catch (err) {
-          // The log is unreachable: say so and go on live rather than loop on reconnects.
-          metrics.sseResumes.inc({ source: 'failed' });
-          log.error({ selection: label, err: (err as Error).message }, 'resume read failed; continuing live');
-        }
-        sub.goLive();
       };
-
       ctx.http.get<{ Params: { type: string } }>('/sse/type/:type', (req, reply) =>
         stream(req, reply, parseTypeSelection(req.params.type)),
       );
@@ -269,7 +245,6 @@ export function createSseTransport(): Transport {
       accepting = false;
       if (heartbeat) clearInterval(heartbeat);
       await closeSpread([...open], drainMs, (s) => s.end());
-      unsubscribeRecent?.();
     },
   };
 }

@@ -1,24 +1,20 @@
 /**
- * One SSE subscriber: what it has been given (per-game positions, which become its event ids),
- * rounds held back while it starts or catches up, and the guard on unsent bytes.
+ * The SSE side of a subscription (lib/stream/subscriber.ts `StreamSink`): how rounds, lifecycle
+ * messages and the resume verdict become SSE events, with the subscriber's position as each event's
+ * id, and the guard on unsent bytes.
  *
  * better-sse writes with `res.write` and ignores its return value, so a client that stops reading
  * makes the response buffer grow without bound. Each write here first looks at the bytes still
- * queued for the socket and closes the stream past the limit; catch-up writes (many at once)
- * wait for `drain` instead of racing ahead.
+ * queued for the socket and closes the stream past the limit; a catch-up pauses (`blocked`) from
+ * half the limit until the socket drains.
  */
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { createEventBuffer, type EventBuffer, type Session } from 'better-sse';
-import { type Delivery, type Selection, type Subscription, slugsOf } from '../../../../lib/stream/hub.ts';
+import type { RecoveredInfo } from '../../../../lib/stream/envelope.ts';
+import type { Delivery, LifecycleEnvelopes, Selection } from '../../../../lib/stream/hub.ts';
+import type { LifecycleUpdate } from '../../../../lib/stream/lifecycle.ts';
 import { selectionLabel } from '../../../../lib/stream/selection.ts';
-import type { GameSlug } from '../../../../rules/games/catalog.ts';
-import { formatEventId, type Position } from './event-id.ts';
-
-/** Rounds held for a subscriber that is not live yet, at most; more means it cannot keep up. */
-const MAX_PENDING = 10_000;
-/** How long a catch-up write waits for the socket to drain before giving up, ms. */
-const DRAIN_WAIT_MS = 10_000;
+import type { RoundKind, StreamSink, StreamSubscription } from '../../../../lib/stream/subscriber.ts';
 
 /**
  * Writes a field as `name: value`: the seed's wire form (`event: message`, `: heartbeat`).
@@ -48,114 +44,79 @@ function frameOf(d: Delivery, event: string, selection: Selection, id: string): 
 
 export interface SubscriberHooks {
   readonly limitBytes: number;
+  /** Send `event: recovered` once the catch-up is over (`envelope=1`). */
+  readonly announceRecovery: boolean;
   readonly onDelivered: () => void;
   readonly onSlow: (buffered: number) => void;
+  /** The catch-up could not read the log (the stream is ended; the client resumes from its id). */
+  readonly onFailed: (err: Error) => void;
 }
 
-export class SseSubscriber implements Subscription {
-  private pending: Delivery[] | null = [];
-  private readonly last = new Map<GameSlug, { rid: number; at: number }>();
+/** One SSE stream: the sink of its one subscription. */
+export class SseSink implements StreamSink {
   private closed = false;
 
-  /**
-   * @param start positions already given: for a fresh subscriber the hub's latest round per game
-   *   (sent as `initial` or older than the subscription), for a resume those of its Last-Event-ID.
-   *   `start.t` stands for games without a position.
-   */
   constructor(
-    readonly selection: Selection,
-    private readonly start: Position & { readonly at?: ReadonlyMap<GameSlug, number> },
     private readonly session: Session,
     private readonly res: ServerResponse,
     private readonly hooks: SubscriberHooks,
-  ) {
-    for (const [g, rid] of start.last) this.last.set(g, { rid, at: start.at?.get(g) ?? start.t });
-  }
+  ) {}
 
-  get isClosed(): boolean {
+  gone(): boolean {
     return this.closed || this.res.destroyed;
   }
 
-  /** The id of what has been given so far. */
-  eventId(): string {
-    let t = Number.POSITIVE_INFINITY;
-    const last = new Map<GameSlug, number>();
-    for (const g of slugsOf(this.selection)) {
-      const p = this.last.get(g);
-      t = Math.min(t, p ? p.at : this.start.t);
-      if (p) last.set(g, p.rid);
-    }
-    return formatEventId(this.selection, { t: Number.isFinite(t) ? t : this.start.t, last });
+  blocked(): boolean {
+    return this.buffered() > this.hooks.limitBytes / 2;
   }
 
-  deliver(d: Delivery): void {
-    if (this.isClosed) return;
-    if (this.pending) {
-      this.pending.push(d);
-      if (this.pending.length > MAX_PENDING) this.closeSlow();
-      return;
-    }
-    this.send(d, 'message');
-  }
-
-  /**
-   * Writes `d` as `event` unless it was given already (a `message` not newer than the last round
-   * of its game); `initial` repeats the newest round on purpose. Closes past the byte limit.
-   */
-  send(d: Delivery, event: 'message' | 'initial'): void {
-    if (this.isClosed) return;
-    const g = d.round.game_slug;
-    const prev = this.last.get(g);
-    if (event === 'message' && prev && d.round.round_id <= prev.rid) return;
-    if (this.buffered() > this.hooks.limitBytes) {
-      this.closeSlow();
-      return;
-    }
-    this.last.set(g, { rid: d.round.round_id, at: d.appendedAt });
-    void this.session.batch(frameOf(d, event, this.selection, this.eventId()));
+  /** `initial` for the latest round sent on subscribe, `message` for every other round. */
+  round(d: Delivery, kind: RoundKind, sub: StreamSubscription): void {
+    if (!this.writable()) return;
+    const event = kind === 'initial' ? 'initial' : 'message';
+    void this.session.batch(frameOf(d, event, sub.selection, sub.tracker.text()));
     this.hooks.onDelivered();
   }
 
-  /** Writes `rounds` in order, waiting for the socket to drain between writes when it fills. */
-  async catchUp(rounds: readonly Delivery[]): Promise<void> {
-    for (const d of rounds) {
-      if (this.isClosed) return;
-      if (this.buffered() > this.hooks.limitBytes / 2) {
-        const drained = await Promise.race([
-          once(this.res, 'drain').then(() => true),
-          new Promise<boolean>((r) => setTimeout(() => r(false), DRAIN_WAIT_MS).unref()),
-          once(this.res, 'close').then(() => false),
-        ]);
-        if (!drained) {
-          this.closeSlow();
-          return;
-        }
-      }
-      this.send(d, 'message');
-    }
+  /** `round-opened` / `betting-closed` with the lifecycle message as data (no id: it moves no position). */
+  lifecycle(u: LifecycleUpdate, _envelopes: LifecycleEnvelopes): void {
+    if (!this.writable()) return;
+    void this.session.push(u.json(), u.message.event);
   }
 
-  /** Sends what arrived while starting, then delivers live. */
-  goLive(): void {
-    const held = this.pending ?? [];
-    this.pending = null;
-    for (const d of held) this.send(d, 'message');
+  recovered(info: RecoveredInfo, sub: StreamSubscription): void {
+    if (!this.hooks.announceRecovery || this.gone()) return;
+    void this.session.push(JSON.stringify(info), 'recovered', sub.tracker.text());
+  }
+
+  overflow(): void {
+    this.closeSlow();
+  }
+
+  failed(err: Error): void {
+    this.hooks.onFailed(err);
+    this.end();
   }
 
   /** Writes raw text (the heartbeat comment), under the same byte limit. */
   writeRaw(frame: EventBuffer): void {
-    if (this.isClosed) return;
-    if (this.buffered() > this.hooks.limitBytes) this.closeSlow();
-    else void this.session.batch(frame);
+    if (this.writable()) void this.session.batch(frame);
+  }
+
+  /** False when gone, or past the byte limit (then the stream is closed as slow). */
+  private writable(): boolean {
+    if (this.gone()) return false;
+    if (this.buffered() <= this.hooks.limitBytes) return true;
+    this.closeSlow();
+    return false;
   }
 
   /** The client went away. */
   disconnected(): void {
     this.closed = true;
-    this.pending = null;
   }
 
-  /** Ends the stream cleanly (shutdown drain); the client reconnects with its last id. */
+  /** Ends the stream cleanly (shutdown drain, revocation); the client reconnects with its last id. */
   end(): void {
     this.closed = true;
     if (!this.res.destroyed) this.res.end();
@@ -165,7 +126,6 @@ export class SseSubscriber implements Subscription {
     if (this.closed) return;
     this.hooks.onSlow(this.buffered());
     this.closed = true;
-    this.pending = null;
     // destroy, not end: the queued bytes are dropped and their memory freed now.
     this.res.destroy();
   }
