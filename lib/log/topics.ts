@@ -3,7 +3,10 @@
  * from here; topics are created by `ensureTopics` (scripts/create-topics.ts, service start-up,
  * tests), never by broker auto-create.
  */
-import type { Admin, ITopicConfig } from 'kafkajs';
+import kafkajs, { type Admin, type ITopicConfig } from 'kafkajs';
+
+// Not a named export of kafkajs's CommonJS build.
+const { ConfigResourceTypes } = kafkajs;
 import type { SharedConfig } from '../config/shared.ts';
 
 export interface TopicSpec {
@@ -23,12 +26,21 @@ export interface TopicSpec {
 }
 
 export const TOPICS = {
-  /** Every finished round; kept forever because analytics and rebuilds replay it from offset 0. */
+  /**
+   * Every round's lifecycle (RoundOpened, BettingClosed, cash-outs, RoundFinished); kept forever
+   * because analytics and rebuilds replay it from offset 0. LogAppendTime: the broker stamps every
+   * record, so a bet on wallet-transactions and its round's BettingClosed are ordered by one clock
+   * (settlement's late-bet check, issue 11).
+   */
   rounds: {
     base: 'rounds',
     key: 'game slug',
-    events: ['RoundFinished'],
-    configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
+    events: ['RoundOpened', 'BettingClosed', 'BetCashedOut', 'RoundFinished'],
+    configEntries: {
+      'retention.ms': '-1',
+      'cleanup.policy': 'delete',
+      'message.timestamp.type': 'LogAppendTime',
+    },
     deadLetter: 'roundsDeadLetter',
   },
   /** Records of `rounds` that a consumer could not decode or write, with the reason in headers (`npm run dead-letters`). */
@@ -71,7 +83,12 @@ export const TOPICS = {
       'RollbackRequested',
       'BetSettled',
     ],
-    configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
+    // LogAppendTime: see `rounds`.
+    configEntries: {
+      'retention.ms': '-1',
+      'cleanup.policy': 'delete',
+      'message.timestamp.type': 'LogAppendTime',
+    },
     deadLetter: 'walletDeadLetter',
   },
   /**
@@ -122,8 +139,10 @@ export function topicName(config: Pick<SharedConfig, 'kafka'>, key: TopicKey): s
 }
 
 /**
- * Creates the given topics when missing (partitions and replication from config; existing topics
- * are left as they are). Waits for leaders so producers can append right after.
+ * Creates the given topics when missing (partitions and replication from config), and brings the
+ * topic configuration of existing ones to their spec when it differs (e.g. a topic created before
+ * it used LogAppendTime; partitions and replication are left as they are). Waits for leaders so
+ * producers can append right after.
  * @returns the names that were created.
  */
 export async function ensureTopics(
@@ -141,7 +160,43 @@ export async function ensureTopics(
       replicationFactor: config.kafka.replicationFactor,
       configEntries: Object.entries(TOPICS[k].configEntries).map(([n, value]) => ({ name: n, value })),
     }));
+  await alignTopicConfigs(
+    admin,
+    keys
+      .map((k) => ({ name: topicName(config, k), entries: TOPICS[k].configEntries }))
+      .filter((t) => existing.has(t.name)),
+  );
   if (wanted.length === 0) return [];
   await admin.createTopics({ topics: wanted, waitForLeaders: true });
   return wanted.map((t) => t.topic);
+}
+
+/**
+ * Sets the topic configuration of `topics` to their entries where a value differs. AlterConfigs
+ * replaces a topic's whole dynamic configuration, so every entry of the spec is sent together.
+ */
+async function alignTopicConfigs(
+  admin: Admin,
+  topics: readonly { name: string; entries: Readonly<Record<string, string>> }[],
+): Promise<void> {
+  if (topics.length === 0) return;
+  const described = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: topics.map((t) => ({ type: ConfigResourceTypes.TOPIC, name: t.name })),
+  });
+  const drifted = topics.filter((t) => {
+    const current = described.resources.find((r) => r.resourceName === t.name)?.configEntries ?? [];
+    return Object.entries(t.entries).some(
+      ([n, v]) => current.find((c) => c.configName === n)?.configValue !== v,
+    );
+  });
+  if (drifted.length === 0) return;
+  await admin.alterConfigs({
+    validateOnly: false,
+    resources: drifted.map((t) => ({
+      type: ConfigResourceTypes.TOPIC,
+      name: t.name,
+      configEntries: Object.entries(t.entries).map(([name, value]) => ({ name, value })),
+    })),
+  });
 }

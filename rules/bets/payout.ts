@@ -4,7 +4,9 @@
  * compared and applied in exact hundredths (BigInt), never as floats, so "2.00" >= "2" holds and a
  * payout is floor(amount × multiplier) to the cent.
  *
- * - crash: won iff crash point >= auto_cashout; payout = floor(amount × auto_cashout).
+ * - crash: cashed out at the lowest multiplier the flight reached of the player's triggers: the
+ *   auto_cashout when crash point >= auto_cashout, a manual cash-out (issue 11: decided by the
+ *   round engine below the point) when there is one; lost when none; payout = floor(amount × it).
  * - double: the colour that came out wins; red and black pay 2x, white 14x.
  * - slot: payout = floor(amount × result multiplier); lost when the multiplier is 0.
  * - wall-street: the right trend pays 1.96x.
@@ -74,7 +76,13 @@ const result = (h: bigint, amountMinor: number): Payout =>
  * @throws InvalidBetError when the selection is of another game than the round, the amount is not a
  *   positive safe integer, or a multiplier is malformed.
  */
-export function payout(selection: Selection, round: RoundResult, amountMinor: number): Payout {
+export function payout(
+  selection: Selection,
+  round: RoundResult,
+  amountMinor: number,
+  /** A manual cash-out's multiplier (crash only; decimal string below the point). */
+  manualCashOut?: string,
+): Payout {
   if (!Number.isSafeInteger(amountMinor) || amountMinor <= 0)
     throw new InvalidBetError(`amount must be a positive integer of minor units, got ${amountMinor}`);
   if (selection.game !== round.game)
@@ -83,7 +91,16 @@ export function payout(selection: Selection, round: RoundResult, amountMinor: nu
     case 'crash': {
       const cashout = hundredths((selection as Extract<Selection, { game: 'crash' }>).autoCashout);
       if (cashout < 101n) throw new InvalidBetError(`auto_cashout below 1.01: ${cashout}`);
-      return result(hundredths(round.point) >= cashout ? cashout : 0n, amountMinor);
+      const point = hundredths(round.point);
+      const triggers = [point >= cashout ? cashout : 0n];
+      if (manualCashOut !== undefined) {
+        const manual = hundredths(manualCashOut);
+        if (manual < 100n || manual >= point)
+          throw new InvalidBetError(`manual cash-out ${manualCashOut} is not below the point ${round.point}`);
+        triggers.push(manual);
+      }
+      const reached = triggers.filter((h) => h > 0n);
+      return result(reached.length === 0 ? 0n : reached.reduce((a, b) => (a < b ? a : b)), amountMinor);
     }
     case 'double': {
       const { color } = selection as Extract<Selection, { game: 'double' }>;

@@ -38,6 +38,20 @@ describe('payout: crash', () => {
     expect(() => payout(bet('1.00'), crashAt('2.00'), 100)).toThrow(InvalidBetError);
     expect(() => payout(bet('1.005'), crashAt('2.00'), 100)).toThrow(InvalidBetError);
   });
+  it('pays a manual cash-out, or the auto cash-out when the flight reached it first (issue 11)', () => {
+    expect(payout(bet('10.00'), crashAt('3.00'), 1000, '1.50')).toEqual({
+      outcome: 'won',
+      payoutMinor: 1500,
+    });
+    expect(payout(bet('2.00'), crashAt('3.00'), 1000, '2.50')).toEqual({ outcome: 'won', payoutMinor: 2000 });
+    expect(payout(bet('5.00'), crashAt('3.00'), 1000, '1.00')).toEqual({ outcome: 'won', payoutMinor: 1000 });
+    // The auto target above the point never triggers; the manual one below it does.
+    expect(payout(bet('4.00'), crashAt('3.00'), 1000, '2.99')).toEqual({ outcome: 'won', payoutMinor: 2990 });
+  });
+  it('refuses a manual cash-out at or above the point (the engine never decides one)', () => {
+    expect(() => payout(bet('10.00'), crashAt('3.00'), 1000, '3.00')).toThrow(InvalidBetError);
+    expect(() => payout(bet('10.00'), crashAt('1.00'), 1000, '1.00')).toThrow(InvalidBetError);
+  });
 });
 
 describe('payout: double, slot, wall-street', () => {

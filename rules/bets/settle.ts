@@ -4,8 +4,13 @@
  *
  *   placed ──CallbackSucceeded{bet}──▶ counted ──round finished──▶ settled
  *     │          (demo and free bets start counted)     │
- *     ├──BetRejected (saga)──▶ rejected                  └─placed_at >= finished_at──▶ cancelled
- *     └──placed_at >= finished_at, or a selection of another game──▶ cancelled
+ *     ├──BetRejected (saga)──▶ rejected                  └─appended after BettingClosed──▶ cancelled
+ *     └──appended after BettingClosed, or a selection of another game──▶ cancelled
+ *
+ * "After BettingClosed" compares broker append times (issue 11 item 4: the topics use
+ * LogAppendTime, so one clock orders a bet and its round's close whatever the API's clock or
+ * speed); for a round without lifecycle records (ingested, or from before issue 11) a bet placed
+ * at or after the round finished is late.
  *
  * A cancelled bet that was (or later turns out to be) debited gets exactly one RollbackRequested
  * (tx_id + 2); a rejected bet is never settled, and the saga compensates its own rejections.
@@ -26,10 +31,17 @@ export interface BetState {
   readonly debited: boolean;
   /** A RollbackRequested of this bet exists (ours or the saga's). */
   readonly rollback: boolean;
+  /** Broker append time of its BetPlaced record, Unix ms (absent in states kept before issue 11). */
+  readonly appendedAt?: number;
 }
 
-/** The finished round a bet is on: what decide needs of a RoundFinished. */
-export type FinishedRound = Pick<RoundFinished, 'round_id' | 'game_slug' | 'finished_at' | 'result'>;
+/**
+ * The finished round a bet is on: what decide needs of a RoundFinished, and the broker append time
+ * of its BettingClosed (Unix ms) when the round had one.
+ */
+export type FinishedRound = Pick<RoundFinished, 'round_id' | 'game_slug' | 'finished_at' | 'result'> & {
+  readonly bettingClosedAt?: number | null;
+};
 
 /** The bet tx_id a wallet event is about (RollbackRequested → linked bet, callbacks → bet_tx_id). */
 export function betTxIdOf(e: WalletEvent): number {
@@ -46,9 +58,14 @@ export function betTxIdOf(e: WalletEvent): number {
 
 /**
  * Applies one wallet event of this bet. A BetPlaced starts the state (a repeated one changes
- * nothing); any other event before a BetPlaced returns `undefined` (nothing to settle).
+ * nothing), with `appendedAt`, its record's broker append time (Unix ms); any other event before a
+ * BetPlaced returns `undefined` (nothing to settle).
  */
-export function evolve(state: BetState | undefined, e: WalletEvent): BetState | undefined {
+export function evolve(
+  state: BetState | undefined,
+  e: WalletEvent,
+  appendedAt?: number,
+): BetState | undefined {
   if (e.type === 'BetPlaced') {
     if (state) return state;
     const b = e.value.bet;
@@ -57,6 +74,7 @@ export function evolve(state: BetState | undefined, e: WalletEvent): BetState | 
       status: b.demo || b.mode === 'free' ? 'counted' : 'placed',
       debited: false,
       rollback: false,
+      ...(appendedAt === undefined ? {} : { appendedAt }),
     };
   }
   if (!state) return undefined;
@@ -94,28 +112,41 @@ function cancel(state: BetState, code: string, reason: string, now: number): Wal
   return out;
 }
 
+/** Why a bet came too late for its round, or undefined when it came in time. */
+function lateness(state: BetState, round: FinishedRound): string | undefined {
+  const p = state.placed;
+  const closedAt = round.bettingClosedAt;
+  if (closedAt === undefined || closedAt === null)
+    return p.placed_at >= round.finished_at
+      ? `bet placed at ${p.placed_at}, round finished at ${round.finished_at}`
+      : undefined;
+  const at = state.appendedAt ?? p.placed_at;
+  return at >= closedAt ? `bet appended at ${at}, after betting closed at ${closedAt}` : undefined;
+}
+
 /**
  * The events settlement appends for `state` given its round (`undefined` while it has not
  * finished). Feed them back through `evolve` before deciding again: decide is not idempotent by
  * itself, the state is.
  * @param round must be the bet's own round (same game and round_id).
+ * @param manualCashOut the multiplier of the bet's BetCashedOut, when the engine accepted one.
  */
-export function decide(state: BetState, round: FinishedRound | undefined, now: number): WalletEvent[] {
+export function decide(
+  state: BetState,
+  round: FinishedRound | undefined,
+  now: number,
+  manualCashOut?: string,
+): WalletEvent[] {
   const p = state.placed;
   if (state.status === 'cancelled')
     return state.debited && !state.rollback ? [rollback(state, 'bet cancelled after its debit', now)] : [];
   if (state.status !== 'placed' && state.status !== 'counted') return [];
   if (!round) return [];
-  if (p.placed_at >= round.finished_at)
-    return cancel(
-      state,
-      'ROUND_CLOSED',
-      `bet placed at ${p.placed_at}, round finished at ${round.finished_at}`,
-      now,
-    );
+  const late = lateness(state, round);
+  if (late) return cancel(state, 'ROUND_CLOSED', late, now);
   let result: ReturnType<typeof payout>;
   try {
-    result = payout(selectionOf(p.selection), round.result, p.bet.amount_minor);
+    result = payout(selectionOf(p.selection), round.result, p.bet.amount_minor, manualCashOut);
   } catch (err) {
     if (err instanceof InvalidBetError) return cancel(state, 'INVALID_BET', err.message, now);
     throw err;

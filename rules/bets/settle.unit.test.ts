@@ -131,3 +131,38 @@ describe('settlement decide/evolve', () => {
     expect(evolve(s, placed())).toBe(s);
   });
 });
+
+describe('settlement decide: the round lifecycle (issue 11)', () => {
+  const closed = (at: number): FinishedRound => ({ ...round('up'), bettingClosedAt: at });
+  const withAppend = (appendedAt: number, placedAt = T0) =>
+    [placed({}, placedAt), debit].reduce<BetState | undefined>(
+      (s, e) => evolve(s, e, appendedAt),
+      undefined,
+    ) as BetState;
+
+  it('keeps the broker append time of the BetPlaced', () => {
+    expect(withAppend(T0 + 123).appendedAt).toBe(T0 + 123);
+  });
+
+  it('settles a bet appended before BettingClosed, whatever its placed_at', () => {
+    expect(types(decide(withAppend(T0 + 999, T0 + 4000), closed(T0 + 1000), T0 + 9000))).toEqual([
+      'BetSettled',
+    ]);
+  });
+
+  it('cancels and rolls back a debited bet appended at or after BettingClosed, even with an early placed_at', () => {
+    for (const appendedAt of [T0 + 1000, T0 + 1001]) {
+      const out = decide(withAppend(appendedAt, T0 - 5000), closed(T0 + 1000), T0 + 9000);
+      expect(types(out)).toEqual(['BetRejected', 'RollbackRequested']);
+      expect(out[0]?.value).toMatchObject({ code: 'ROUND_CLOSED' });
+    }
+  });
+
+  it('falls back to placed_at against finished_at for a round without lifecycle records', () => {
+    expect(types(decide(withAppend(T0 + 99_999), round('up'), T0 + 9000))).toEqual(['BetSettled']);
+    expect(types(decide(withAppend(T0, T0 + 5000), round('up'), T0 + 9000))).toEqual([
+      'BetRejected',
+      'RollbackRequested',
+    ]);
+  });
+});

@@ -77,7 +77,17 @@ const iso = (ms: number) => new Date(ms).toISOString();
 beforeAll(async () => {
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, config, ['rounds']);
+  // CreateTime, unlike the real topic's LogAppendTime: the test plants rounds at historic times.
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: [
+      {
+        topic,
+        numPartitions: config.kafka.partitions,
+        configEntries: [{ name: 'message.timestamp.type', value: 'CreateTime' }],
+      },
+    ],
+  });
   await admin.disconnect();
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();

@@ -19,6 +19,8 @@ describe('migration 005_settlement', () => {
       group by table_name order by table_name`;
     expect(cols).toEqual([
       { table_name: 'settlement_bets', cols: 'tx_id,game,round_id,status,state,updated_at' },
+      { table_name: 'settlement_cash_outs', cols: 'tx_id,game,round_id,multiplier,decided_at' },
+      { table_name: 'settlement_closes', cols: 'game,round_id,closed_at' },
       { table_name: 'settlement_outbox', cols: 'type,tx_id,key,value,created_at' },
       { table_name: 'settlement_rounds', cols: 'game,round_id,finished_at,result' },
     ]);

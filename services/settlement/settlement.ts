@@ -26,11 +26,12 @@ import { decodeWalletEvent, type WalletEvent } from '../../lib/log/wallet-events
 import type { Logger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
 import type { FinishedRound } from '../../rules/bets/settle.ts';
+import type { BetCashedOut } from '../../rules/rounds/round.ts';
 import { settleRoundsBatch, settleWalletBatch } from './batch.ts';
 import type { SettlementConfig } from './config.ts';
 import { createSettlementMetrics, type SettlementMetrics } from './metrics.ts';
 import { recoverOutbox } from './recovery.ts';
-import { SETTLEMENT_PROJECTION } from './store.ts';
+import { type CloseRow, SETTLEMENT_PROJECTION } from './store.ts';
 
 /** Records of `rounds` read back on a partition without a checkpoint. */
 export const ROUNDS_LOOKBACK = 10_000n;
@@ -56,8 +57,16 @@ export interface Settlement {
   readonly metrics: SettlementMetrics;
 }
 
-/** A record settlement reads: a wallet event or a finished round. */
-type Input = { readonly wallet: WalletEvent } | { readonly round: FinishedRound } | null;
+/**
+ * A record settlement reads: a wallet event, or of `rounds` a finished round, a BettingClosed (with
+ * its broker append time) or a manual cash-out; RoundOpened is not needed (null).
+ */
+type Input =
+  | { readonly wallet: WalletEvent; readonly appendedAt: number }
+  | { readonly round: FinishedRound }
+  | { readonly closed: CloseRow }
+  | { readonly cashOut: BetCashedOut }
+  | null;
 
 /** Builds the processor; nothing connects until `start()`. */
 export function buildSettlement(deps: SettlementDeps): Settlement {
@@ -78,26 +87,37 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
     topics: ['walletTransactions', 'rounds'],
     chunkSize: Number.POSITIVE_INFINITY,
     decode: (m, topic) => {
-      if (topic !== 'rounds') return { wallet: decodeWalletEvent(m.value) };
+      // The topics use LogAppendTime: the record timestamp is the broker's append time.
+      const appendedAt = Number(m.timestamp);
+      if (topic !== 'rounds') return { wallet: decodeWalletEvent(m.value), appendedAt };
       const e = decodeRoundEvent(m.value);
-      return e.type === 'RoundFinished' ? { round: e } : null;
+      if (e.type === 'RoundFinished') return { round: e };
+      if (e.type === 'BettingClosed')
+        return { closed: { game: e.game_slug, round_id: e.round_id, closed_at: appendedAt } };
+      if (e.type === 'BetCashedOut') return { cashOut: e };
+      return null;
     },
     initialOffset: (topic, low, high) =>
       topic === 'rounds' && high - ROUNDS_LOOKBACK > low ? high - ROUNDS_LOOKBACK : low,
     async write(pool, key, inputs, next) {
+      const present = inputs.filter((i) => i !== null);
       const emitted =
         key.topicKey === 'rounds'
           ? await settleRoundsBatch(
               pool,
               key,
-              inputs.flatMap((i) => (i && 'round' in i ? [i.round] : [])),
+              {
+                finished: present.flatMap((i) => ('round' in i ? [i.round] : [])),
+                closes: present.flatMap((i) => ('closed' in i ? [i.closed] : [])),
+                cashOuts: present.flatMap((i) => ('cashOut' in i ? [i.cashOut] : [])),
+              },
               next,
               now(),
             )
           : await settleWalletBatch(
               pool,
               key,
-              inputs.flatMap((i) => (i && 'wallet' in i ? [i.wallet] : [])),
+              present.flatMap((i) => ('wallet' in i ? [{ event: i.wallet, appendedAt: i.appendedAt }] : [])),
               next,
               now(),
             );

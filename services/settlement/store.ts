@@ -8,7 +8,7 @@
 import { type CheckpointKey, checkpointUpsert } from '../../lib/db/checkpoints.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import type { BetState, FinishedRound } from '../../rules/bets/settle.ts';
-import type { RoundResult } from '../../rules/rounds/round.ts';
+import type { BetCashedOut, RoundResult } from '../../rules/rounds/round.ts';
 import { type Emitted, type OutboxId, roundKey } from './step.ts';
 
 /** Name of settlement's rows in projection_checkpoints. */
@@ -40,16 +40,19 @@ export async function loadOpenBets(
   return new Map(rows.map((r) => [Number(r.tx_id), toState(r.state)]));
 }
 
-/** Finished rounds among `wanted` (by roundKey). */
+/** Finished rounds among `wanted` (by roundKey), with the append time of their BettingClosed when known. */
 export async function loadRounds(
   sql: Sql,
   wanted: readonly { game: string; round_id: number }[],
 ): Promise<Map<string, FinishedRound>> {
   if (wanted.length === 0) return new Map();
-  const rows = await sql<{ game: string; round_id: string; finished_at: string; result: unknown }[]>`
-    select s.game, s.round_id::text, s.finished_at::text, s.result from settlement_rounds s
+  const rows = await sql<
+    { game: string; round_id: string; finished_at: string; result: unknown; closed_at: string | null }[]
+  >`
+    select s.game, s.round_id::text, s.finished_at::text, s.result, c.closed_at::text from settlement_rounds s
     join unnest(${wanted.map((r) => r.game)}::text[], ${wanted.map((r) => String(r.round_id))}::bigint[])
-      as r(game, round_id) on s.game = r.game and s.round_id = r.round_id`;
+      as r(game, round_id) on s.game = r.game and s.round_id = r.round_id
+    left join settlement_closes c on c.game = s.game and c.round_id = s.round_id`;
   return new Map(
     rows.map((r) => [
       roundKey(r.game, Number(r.round_id)),
@@ -58,9 +61,39 @@ export async function loadRounds(
         round_id: Number(r.round_id),
         finished_at: Number(r.finished_at),
         result: (typeof r.result === 'string' ? JSON.parse(r.result) : r.result) as RoundResult,
+        bettingClosedAt: r.closed_at === null ? null : Number(r.closed_at),
       },
     ]),
   );
+}
+
+/** Append times of the BettingClosed of `wanted` rounds that settlement has read, by roundKey. */
+export async function loadCloses(
+  sql: Sql,
+  wanted: readonly { game: string; round_id: number }[],
+): Promise<Map<string, number>> {
+  if (wanted.length === 0) return new Map();
+  const rows = await sql<{ game: string; round_id: string; closed_at: string }[]>`
+    select c.game, c.round_id::text, c.closed_at::text from settlement_closes c
+    join unnest(${wanted.map((r) => r.game)}::text[], ${wanted.map((r) => String(r.round_id))}::bigint[])
+      as r(game, round_id) on c.game = r.game and c.round_id = r.round_id`;
+  return new Map(rows.map((r) => [roundKey(r.game, Number(r.round_id)), Number(r.closed_at)]));
+}
+
+/** The manual cash-outs (multipliers) of the bets `txIds` that have one. */
+export async function loadCashOuts(sql: Sql, txIds: readonly number[]): Promise<Map<number, string>> {
+  if (txIds.length === 0) return new Map();
+  const rows = await sql<{ tx_id: string; multiplier: string }[]>`
+    select tx_id::text, multiplier from settlement_cash_outs where tx_id = any(${txIds.map(String)}::bigint[])`;
+  return new Map(rows.map((r) => [Number(r.tx_id), r.multiplier]));
+}
+
+/** A round's BettingClosed as settlement keeps it. */
+export interface CloseRow {
+  readonly game: string;
+  readonly round_id: number;
+  /** Broker append time, Unix ms. */
+  readonly closed_at: number;
 }
 
 /** What one batch writes. */
@@ -69,6 +102,8 @@ export interface BatchWrite {
   readonly rounds: readonly FinishedRound[];
   readonly emitted: readonly Emitted[];
   readonly confirmed: readonly OutboxId[];
+  readonly closes?: readonly CloseRow[];
+  readonly cashOuts?: readonly BetCashedOut[];
 }
 
 /**
@@ -85,6 +120,8 @@ export async function writeBatch(
 ): Promise<void> {
   const bets = [...w.bets.entries()];
   const out = w.emitted;
+  const closes = w.closes ?? [];
+  const cashOuts = w.cashOuts ?? [];
   await sql`
     with bets as (
       insert into settlement_bets (tx_id, game, round_id, status, state, updated_at)
@@ -106,6 +143,26 @@ export async function writeBatch(
         ${w.rounds.map((r) => String(r.finished_at))}::bigint[],
         ${w.rounds.map((r) => JSON.stringify(r.result))}::text[]
       ) as t(game, round_id, finished_at, result)
+      on conflict do nothing
+      returning 1
+    ), closes as (
+      insert into settlement_closes (game, round_id, closed_at)
+      select * from unnest(
+        ${closes.map((c) => c.game)}::text[],
+        ${closes.map((c) => String(c.round_id))}::bigint[],
+        ${closes.map((c) => String(c.closed_at))}::bigint[]
+      )
+      on conflict do nothing
+      returning 1
+    ), cash_outs as (
+      insert into settlement_cash_outs (tx_id, game, round_id, multiplier, decided_at)
+      select * from unnest(
+        ${cashOuts.map((c) => String(c.tx_id))}::bigint[],
+        ${cashOuts.map((c) => c.game_slug)}::text[],
+        ${cashOuts.map((c) => String(c.round_id))}::bigint[],
+        ${cashOuts.map((c) => c.multiplier)}::text[],
+        ${cashOuts.map((c) => String(c.at))}::bigint[]
+      )
       on conflict do nothing
       returning 1
     ), added as (
@@ -153,7 +210,7 @@ export async function deleteOutbox(sql: Sql, ids: readonly OutboxId[]): Promise<
     where o.type = c.type and o.tx_id = c.tx_id`;
 }
 
-/** Drops rounds older than ROUND_RETENTION_MS before the newest one of their game. */
+/** Drops rounds (and their closes) older than ROUND_RETENTION_MS before the newest one of their game. */
 export async function pruneRounds(sql: Sql, games: readonly string[]): Promise<void> {
   if (games.length === 0) return;
   await sql`
@@ -161,4 +218,9 @@ export async function pruneRounds(sql: Sql, games: readonly string[]): Promise<v
     using (select game, max(finished_at) as newest from settlement_rounds
            where game = any(${[...games]}::text[]) group by game) m
     where s.game = m.game and s.finished_at < m.newest - ${ROUND_RETENTION_MS}`;
+  await sql`
+    delete from settlement_closes c
+    using (select game, max(closed_at) as newest from settlement_closes
+           where game = any(${[...games]}::text[]) group by game) m
+    where c.game = m.game and c.closed_at < m.newest - ${ROUND_RETENTION_MS}`;
 }

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readRange } from '../../lib/log/kafka.ts';
+import { encodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import {
   appendWalletEvents,
@@ -14,7 +15,7 @@ import {
   walletKey,
 } from '../../lib/log/wallet-events.ts';
 import { type GameSlug, gameBySlug } from '../../rules/games/catalog.ts';
-import type { RoundFinished, RoundResult } from '../../rules/rounds/round.ts';
+import type { RoundEvent, RoundFinished, RoundResult } from '../../rules/rounds/round.ts';
 import { createTestEnv, roundMessage, sampleRound, type TestEnv } from './projector.ts';
 
 export const T0 = Date.UTC(2026, 5, 1);
@@ -94,6 +95,8 @@ export interface WalletTestEnv extends TestEnv {
   /** Appends events of one bet's player in order. */
   append(bet: BetContext, events: readonly WalletEvent[]): Promise<void>;
   appendRounds(rounds: readonly RoundFinished[]): Promise<void>;
+  /** Appends any events of `rounds` (lifecycle, cash-outs, finished rounds) in order. */
+  appendRoundEvents(events: readonly RoundEvent[]): Promise<void>;
   /** Every event of wallet-transactions up to its high-water mark now. */
   readWallet(): Promise<WalletEvent[]>;
 }
@@ -120,6 +123,13 @@ export async function createWalletTestEnv(
         topic: base.topic,
         acks: -1,
         messages: rounds.map(roundMessage),
+      });
+    },
+    async appendRoundEvents(events) {
+      await base.producer.send({
+        topic: base.topic,
+        acks: -1,
+        messages: events.map((e) => ({ key: e.game_slug, value: encodeRoundEvent(e) })),
       });
     },
     async readWallet() {
