@@ -63,6 +63,7 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
   let log: TestLog;
   let nginx: LocalNginx;
   let api: Service;
+  let apiSocket = '';
   let wt: Service;
   const edges: EdgeProc[] = [];
   const schema = uniqueId('e2e_proxy_');
@@ -88,7 +89,13 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
       EDGE_DRAIN_MS: '300',
     };
     const apiPort = await freePort();
-    api = startService('services/api/main.ts', { ...common, API_PORT: String(apiPort) });
+    // nginx reaches the API on its proxy socket, as in docker-compose.yml (issue 13 item 3).
+    apiSocket = join(certDir, 'api.sock');
+    api = startService('services/api/main.ts', {
+      ...common,
+      API_PORT: String(apiPort),
+      API_SOCKET: apiSocket,
+    });
     for (let i = 0; i < 2; i++) {
       const [http, ws, grpc] = [await freePort(), await freePort(), await freePort()];
       const env = {
@@ -116,7 +123,7 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
     nginx = startNginx({
       PROXY_HTTP_PORT: `127.0.0.1:${proxyHttp}`,
       PROXY_GRPC_PORT: `127.0.0.1:${proxyGrpc}`,
-      API_UPSTREAM: `127.0.0.1:${apiPort}`,
+      API_UPSTREAM: `unix:${apiSocket}`,
       EDGE_A_HTTP: `127.0.0.1:${a.http}`,
       EDGE_A_WS: `127.0.0.1:${a.ws}`,
       EDGE_A_GRPC: `127.0.0.1:${a.grpc}`,

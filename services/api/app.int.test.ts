@@ -14,7 +14,7 @@ const CORS = {
 describe('API on a reachable database', () => {
   let t: TestApi;
   beforeAll(async () => {
-    t = await startTestApi({ RATE_LIMIT_MAX: 3, RATE_LIMIT_WINDOW_MS: 60_000 });
+    t = await startTestApi({ RATE_LIMIT_MAX: 3, RATE_LIMIT_WINDOW_MS: 60_000, API_TRUST_PROXY: '127.0.0.1' });
   });
   afterAll(async () => {
     await t?.close();
@@ -96,7 +96,7 @@ describe('API on a reachable database', () => {
       expect(other.headers['x-ratelimit-remaining']).toBe('2');
     });
 
-    it('behind the trusted gateway, counts the client named in X-Forwarded-For', async () => {
+    it('behind a proxy trusted by address (API_TRUST_PROXY), counts the client named in X-Forwarded-For', async () => {
       const browser = nextIp();
       const viaGateway = (xff: string) =>
         t.app.inject({ url: '/api/games', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': xff } });

@@ -14,25 +14,27 @@ import type { Registry } from 'prom-client';
 import type { KeyTable } from '../../lib/auth/key-table.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import { seedFrameworkErrors } from '../../lib/http/error-form.ts';
-import { type Logger, redactUrl } from '../../lib/logger.ts';
 import type { RoundPhases } from '../../lib/log/round-phases.ts';
+import { type Logger, redactUrl } from '../../lib/logger.ts';
 import type { EngineClient } from './access/engine-client.ts';
 import { accessRoutes } from './access/routes.ts';
 import { authHook, LastUsed } from './auth/guard.ts';
 import { authRoutes } from './auth/routes.ts';
 import type { ApiConfig } from './config.ts';
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_ALLOW_ORIGIN, registerCors } from './cors.ts';
-import { errorBodySchema, problemBodySchema, replyForError } from './errors.ts';
+import { errorBodySchema, problemBodySchema, RateLimitedError, replyForError } from './errors.ts';
 import { healthRoutes, READY_TIMEOUT_MS } from './health/routes.ts';
 import { ingestRoutes } from './ingest/routes.ts';
 import { AJV_OPTIONS, formatSchemaErrors, registerInputPolicy } from './input-policy.ts';
+import { type ApiBudgets, createApiBudgets, registerAuthFailureBudget } from './limits.ts';
 import { registerMetrics } from './metrics/metrics.ts';
 import { registerOpenApi } from './openapi.ts';
-import { registerRateLimit } from './rate-limit.ts';
-import { createRoundsQueries } from './rounds/queries.ts';
+import { connectRateLimitStore, registerRateLimit } from './rate-limit.ts';
 import { currentRoundRoutes } from './rounds/current.ts';
+import { createRoundsQueries } from './rounds/queries.ts';
 import { roundsRoutes } from './rounds/routes.ts';
 import type { RoundsWindow } from './rounds/window.ts';
+import { proxyTrust } from './trust.ts';
 
 export interface ApiDeps {
   readonly config: ApiConfig;
@@ -78,9 +80,9 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     // The router's default (100) would send a slug of 101+ characters to the 404 handler; the seed
     // wants 400 "Invalid game slug" for any over-long slug. Node caps the whole head at 16 KiB.
     routerOptions: { maxParamLength: 16_384 },
-    // Behind the gateway every request comes from 127.0.0.1; the per-IP limit must count the
-    // browser named in X-Forwarded-For, and only when a trusted proxy says so.
-    trustProxy: deps.config.api.trustProxy.length > 0 ? [...deps.config.api.trustProxy] : false,
+    // The per-IP limits count the browser named in X-Forwarded-For only when the proxy's Unix
+    // socket (or a TCP peer of API_TRUST_PROXY) says so; on the TCP port, the peer (trust.ts).
+    trustProxy: proxyTrust(deps.config.api.trustProxy),
     // The input policy (input-policy.ts): strict types, nothing dropped, errors naming the field.
     ajv: { customOptions: { ...AJV_OPTIONS } },
     schemaErrorFormatter: formatSchemaErrors,
@@ -94,6 +96,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     const { status, body } = replyForError(err);
     if (status === 500) req.log.error({ err }, 'request failed');
     else if (status === 503) req.log.warn({ err }, 'dependency unavailable');
+    if (err instanceof RateLimitedError) reply.header('retry-after', String(err.retryAfterS));
     return reply.code(status).send(body);
   });
   app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'Not Found', success: false }));
@@ -106,6 +109,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
 
   await registerCors(app);
   registerMetrics(app, deps.registry);
+  // Counters per process, or in the shared Redis (RATE_LIMIT_REDIS_URL) for every limit and budget.
+  const store = await connectRateLimitStore(app, config);
+  const budgets: ApiBudgets = createApiBudgets(config, store);
+  registerAuthFailureBudget(app, budgets.authFailures);
   await registerOpenApi(app);
   await app.register(healthRoutes(sql, deps.readyTimeoutMs ?? READY_TIMEOUT_MS));
 
@@ -116,18 +123,22 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     if (auth)
       api.addHook('onRequest', authHook({ table: auth.table, requireApi: config.auth.requireApi, lastUsed }));
     // Per key or per IP; counters per process or in Redis (RATE_LIMIT_REDIS_URL): rate-limit.ts.
-    await registerRateLimit(api, config);
+    await registerRateLimit(api, config, store);
     await api.register(roundsRoutes(createRoundsQueries(sql), deps.roundsWindow));
     if (deps.play) await api.register(currentRoundRoutes(deps.play.phases));
     if (auth) {
-      await api.register(authRoutes({ config, sql, table: auth.table, producer: auth.producer, lastUsed }));
+      await api.register(
+        authRoutes({ config, sql, table: auth.table, producer: auth.producer, lastUsed, budgets }),
+      );
       await api.register(ingestRoutes({ config, sql, producer: auth.producer }));
     }
   });
 
   // The session API of issue 5 (problem JSON errors, outside the /api per-IP limit: access/routes.ts).
   if (auth && deps.play)
-    await app.register(accessRoutes({ config, sql, producer: auth.producer, table: auth.table, ...deps.play }));
+    await app.register(
+      accessRoutes({ config, sql, producer: auth.producer, table: auth.table, ...deps.play }),
+    );
 
   await app.register(fastifyStatic, { root: config.api.publicDir, prefix: '/' });
   return app;

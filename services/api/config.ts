@@ -3,9 +3,19 @@
  *
  * Its own settings (environment variable → meaning, default):
  * - API_HOST / API_PORT: REST listener (127.0.0.1 / 8085); the pages reach it through the gateway on 8080.
- * - API_TRUST_PROXY: comma-separated addresses/CIDRs of reverse proxies whose X-Forwarded-For the API
- *   believes, so the per-IP limit counts the browser, not the gateway (127.0.0.1,::1; `none` = no proxy).
+ * - API_SOCKET: a Unix socket the API also listens on for its reverse proxy (the gateway, nginx): only
+ *   requests arriving there have their X-Forwarded-For believed (the client named last in it is the
+ *   IP the per-IP limits count); on the TCP listener the peer address counts, whatever the headers say.
+ *   Who may connect is decided by the file's permissions (.data/api/proxy.sock; `none` = no socket).
+ * - API_SOCKET_MODE: permissions of that socket file, octal (600: only the API's own user; 666 when
+ *   the socket sits on a volume shared with the proxy's container only, as in docker-compose.yml).
+ * - API_TRUST_PROXY: comma-separated addresses/CIDRs of TCP peers whose X-Forwarded-For is believed too,
+ *   for a proxy on another host whose address no untrusted client can use (`none`, the default).
  * - RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_MS: anonymous REST limit per IP (100 per 60000 ms, seed 000 "Limits").
+ * - RATE_LIMIT_AUTH_FAILURES: 401 answers one IP may get per RATE_LIMIT_WINDOW_MS; past it, its
+ *   requests carrying a credential are 429 until the window ends (20; limits.ts).
+ * - RATE_LIMIT_BROWSER_KEYS_PER_IP / RATE_LIMIT_BROWSER_KEYS_PER_DOMAIN / RATE_LIMIT_BROWSER_KEYS_WINDOW_MS: new
+ *   browser keys one IP, and one bound_domain, may mint per window (3 / 100 per 3600000 ms; limits.ts).
  * - RATE_LIMIT_REDIS_URL: `redis://[user:password@]host:port[/db]` (or `rediss://`) of a Redis shared by every
  *   API node, so a key or IP has one budget across nodes; keys `<TOPIC_NAMESPACE>rate-limit:…`. Redis down: requests
  *   pass unlimited (fail open, logged, metric). Empty: counters per process, N nodes allow N × the limit ('').
@@ -38,9 +48,18 @@ export const apiSection = section({
   shape: {
     API_HOST: host.default('127.0.0.1'),
     API_PORT: port.default(8085),
-    API_TRUST_PROXY: csv.default(['127.0.0.1', '::1']),
+    API_SOCKET: z.string().default(resolve(APP_ROOT, '.data', 'api', 'proxy.sock')),
+    API_SOCKET_MODE: z
+      .string()
+      .regex(/^0?[0-7]{3}$/, 'octal permissions like 600')
+      .default('600'),
+    API_TRUST_PROXY: csv.default(['none']),
     RATE_LIMIT_MAX: int(1, 10_000_000).default(100),
     RATE_LIMIT_WINDOW_MS: int(1000, 86_400_000).default(60_000),
+    RATE_LIMIT_AUTH_FAILURES: int(1, 1_000_000).default(20),
+    RATE_LIMIT_BROWSER_KEYS_PER_IP: int(1, 1_000_000).default(3),
+    RATE_LIMIT_BROWSER_KEYS_PER_DOMAIN: int(1, 10_000_000).default(100),
+    RATE_LIMIT_BROWSER_KEYS_WINDOW_MS: int(1000, 86_400_000 * 7).default(3_600_000),
     RATE_LIMIT_REDIS_URL: z
       .string()
       .regex(
@@ -54,10 +73,17 @@ export const apiSection = section({
   build: (r) => ({
     host: r.API_HOST,
     port: r.API_PORT,
-    /** Trusted reverse-proxy addresses; empty when API_TRUST_PROXY is `none`. */
+    /** The proxy's Unix socket, or '' for none. */
+    socket: r.API_SOCKET === 'none' ? '' : r.API_SOCKET,
+    socketMode: Number.parseInt(r.API_SOCKET_MODE, 8),
+    /** TCP peers whose X-Forwarded-For is believed too; empty when API_TRUST_PROXY is `none`. */
     trustProxy: r.API_TRUST_PROXY.filter((a) => a !== 'none') as readonly string[],
     rateLimitMax: r.RATE_LIMIT_MAX,
     rateLimitWindowMs: r.RATE_LIMIT_WINDOW_MS,
+    authFailuresMax: r.RATE_LIMIT_AUTH_FAILURES,
+    browserKeysPerIp: r.RATE_LIMIT_BROWSER_KEYS_PER_IP,
+    browserKeysPerDomain: r.RATE_LIMIT_BROWSER_KEYS_PER_DOMAIN,
+    browserKeysWindowMs: r.RATE_LIMIT_BROWSER_KEYS_WINDOW_MS,
     /** Shared rate-limit store (`redis://…`), or '' for per-process counters. */
     rateLimitRedisUrl: r.RATE_LIMIT_REDIS_URL,
     publicDir: r.PUBLIC_DIR,

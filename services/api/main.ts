@@ -20,6 +20,7 @@ import { ensureAdminKey } from './auth/bootstrap.ts';
 import { LastUsed } from './auth/guard.ts';
 import { startLastUsedWriter } from './auth/last-used.ts';
 import { loadApiConfig } from './config.ts';
+import { listenApi } from './listen.ts';
 import { RoundsWindow } from './rounds/window.ts';
 import { startWindowFeed } from './rounds/window-feed.ts';
 
@@ -70,11 +71,13 @@ try {
     play: { phases, engine },
     roundsWindow,
   });
-  await app.listen({ host: config.api.host, port: config.api.port });
+  // TCP, and the proxy's Unix socket whose X-Forwarded-For is believed (listen.ts, trust.ts).
+  const listeners = await listenApi(app, config);
 
   onShutdown(
     logger,
     async () => {
+      await listeners.closeSocket();
       await app.close();
       await feed.stop();
       await listenSql.end({ timeout: 5 });

@@ -19,6 +19,7 @@ import { Redis } from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import type { ApiConfig } from './config.ts';
 import { RateLimitedError } from './errors.ts';
+import { clientKey } from './limits.ts';
 
 /** A limit check waits at most this long (ms) for Redis before the request is let through. */
 export const STORE_COMMAND_TIMEOUT_MS = 250;
@@ -26,20 +27,33 @@ export const STORE_COMMAND_TIMEOUT_MS = 250;
 export const STORE_CONNECT_TIMEOUT_MS = 2_000;
 
 /**
- * Registers the limit on `api` (a plugin scope: it covers the routes registered on `api` after
- * this call). With a shared store, the Redis client is closed when the app closes.
- * @throws when the plugin fails to register; an unreachable Redis does not throw (fail open).
+ * The shared store of RATE_LIMIT_REDIS_URL, connected (closed when `app` closes), or undefined when
+ * the counters are per process. The request limit here and the budgets of limits.ts share it.
+ * An unreachable Redis does not throw (fail open).
  */
-export async function registerRateLimit(api: FastifyInstance, config: ApiConfig): Promise<void> {
+export async function connectRateLimitStore(
+  app: FastifyInstance,
+  config: ApiConfig,
+): Promise<Redis | undefined> {
   const url = config.api.rateLimitRedisUrl;
-  const shared =
-    url === ''
-      ? {}
-      : { redis: await connectStore(api, url), nameSpace: storeNamespace(config), skipOnError: true };
+  return url === '' ? undefined : connectStore(app, url);
+}
+
+/**
+ * Registers the limit on `api` (a plugin scope: it covers the routes registered on `api` after
+ * this call), counting in `store` (connectRateLimitStore) when there is one.
+ * @throws when the plugin fails to register.
+ */
+export async function registerRateLimit(
+  api: FastifyInstance,
+  config: ApiConfig,
+  store: Redis | undefined,
+): Promise<void> {
+  const shared = store ? { redis: store, nameSpace: storeNamespace(config), skipOnError: true } : {};
   await api.register(rateLimit, {
     global: true,
     // Per key when authenticated (the key's rate_limit per window), else per IP (RATE_LIMIT_MAX).
-    keyGenerator: (req) => (req.principal ? `key:${req.principal.keyId}` : req.ip),
+    keyGenerator: (req) => (req.principal ? `key:${req.principal.keyId}` : clientKey(req)),
     max: (req) => req.principal?.rateLimit ?? config.api.rateLimitMax,
     timeWindow: config.api.rateLimitWindowMs,
     errorResponseBuilder: (_req, ctx) => new RateLimitedError(Math.ceil(ctx.ttl / 1000)),

@@ -126,7 +126,11 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     rewritePrefix: '/cert-hash',
     replyOptions,
   });
-  app.register(proxy, { upstream: upstreams.api, prefix: '/', replyOptions });
+  // The API over its proxy socket when there is one: only there does it believe X-Forwarded-For.
+  const apiUpstream = upstreams.apiSocket
+    ? `unix+http://${encodeURIComponent(upstreams.apiSocket)}`
+    : upstreams.api;
+  app.register(proxy, { upstream: apiUpstream, prefix: '/', replyOptions });
 
   let listening = 0;
   let ops: OpsServer | undefined;

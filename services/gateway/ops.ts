@@ -10,6 +10,7 @@
  * - /metrics: `service="gateway"` process metrics, `http_request_duration_seconds` of proxied
  *   requests, open WebSocket tunnels and upstream failures.
  */
+import { get } from 'node:http';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Readiness } from '../../lib/http/ops.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
@@ -46,6 +47,21 @@ export function createGatewayMetrics(openTunnels: () => number): GatewayMetrics 
   };
 }
 
+/** `"ok"` when `/health` on the Unix socket `path` answers 200 within `timeoutMs`, else why not. Never throws. */
+function probeSocket(path: string, timeoutMs: number): Promise<string> {
+  return new Promise((resolve) => {
+    const req = get({ socketPath: path, path: '/health', timeout: timeoutMs }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200 ? 'ok' : `status ${res.statusCode}`);
+    });
+    req.once('timeout', () => {
+      req.destroy();
+      resolve(`no answer within ${timeoutMs} ms`);
+    });
+    req.once('error', (err) => resolve(err.message));
+  });
+}
+
 /** `"ok"` when `${origin}/health` answers 200 within `timeoutMs`, else why not. Never throws. */
 async function probe(origin: string, timeoutMs: number): Promise<string> {
   try {
@@ -65,9 +81,13 @@ export function gatewayReadiness(
   listening: () => boolean,
 ): () => Promise<Readiness> {
   return async () => {
-    const [api, edgeHttp, wtHttp] = await Promise.all(
-      [upstreams.api, upstreams.edgeHttp, upstreams.wtHttp].map((u) => probe(u, PROBE_TIMEOUT_MS)),
-    );
+    const [api, edgeHttp, wtHttp] = await Promise.all([
+      upstreams.apiSocket
+        ? probeSocket(upstreams.apiSocket, PROBE_TIMEOUT_MS)
+        : probe(upstreams.api, PROBE_TIMEOUT_MS),
+      probe(upstreams.edgeHttp, PROBE_TIMEOUT_MS),
+      probe(upstreams.wtHttp, PROBE_TIMEOUT_MS),
+    ]);
     return {
       ready: listening() && api === 'ok',
       listening: listening(),

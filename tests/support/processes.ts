@@ -77,7 +77,8 @@ export function startProcess(
 ): Service {
   const child = spawn(command, args, {
     cwd,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    // No API proxy socket unless a test asks for one: the default path is shared with `npm start`.
+    env: { ...process.env, LOG_LEVEL: 'info', API_SOCKET: 'none', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -13,7 +13,8 @@ import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../../lib/auth/scopes
 import { issueToken, TOKEN_TTL_S } from '../../../lib/auth/tokens.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import type { ApiConfig } from '../config.ts';
-import { AuthError, ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
+import { AuthError, ConflictError, InvalidInputError, NotFoundError, RateLimitedError } from '../errors.ts';
+import { type ApiBudgets, clientKey } from '../limits.ts';
 import {
   BROWSER_KEY_RATE_LIMIT,
   BROWSER_KEY_SCOPES,
@@ -38,6 +39,8 @@ export interface AuthRouteDeps {
   readonly table: KeyTable;
   readonly producer: Producer;
   readonly lastUsed: LastUsed;
+  /** Browser-key minting budgets per IP and per bound_domain (limits.ts); none: unlimited (tests). */
+  readonly budgets?: Pick<ApiBudgets, 'browserKeysPerIp' | 'browserKeysPerDomain'>;
   readonly now?: () => number;
 }
 
@@ -111,6 +114,26 @@ export function assertNotLastAdmin(table: Pick<KeyTable, 'list'>, k: KeyRecord):
   if (!others) throw new ConflictError('LAST_ADMIN_KEY', LAST_ADMIN_TEXT);
 }
 
+/**
+ * Spends one point of the caller's IP and one of the domain before a new browser key is minted
+ * (issue 13 item 4: minting must not multiply one IP's request budget).
+ * @throws RateLimitedError (429) when either budget is spent.
+ */
+async function spendMintBudgets(
+  budgets: AuthRouteDeps['budgets'],
+  ip: string,
+  domain: string,
+): Promise<void> {
+  if (!budgets) return;
+  for (const [budget, key] of [
+    [budgets.browserKeysPerIp, ip],
+    [budgets.browserKeysPerDomain, domain],
+  ] as const) {
+    const r = await budget.spend(key);
+    if (!r.ok) throw new RateLimitedError(r.retryAfterS);
+  }
+}
+
 /** Registers the seven auth endpoints. */
 export function authRoutes(deps: AuthRouteDeps): FastifyPluginAsync {
   const { table, producer, config, lastUsed } = deps;
@@ -163,6 +186,7 @@ export function authRoutes(deps: AuthRouteDeps): FastifyPluginAsync {
           return reply.code(403).send({ error: 'Forbidden', success: false, reason: 'revoked' });
         }
         if (!cur) {
+          await spendMintBudgets(deps.budgets, clientKey(req), input.domain);
           await append({
             type: 'KeyCreated',
             value: {
