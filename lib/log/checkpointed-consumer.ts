@@ -341,7 +341,12 @@ export function buildCheckpointedConsumer<E>(
       // Its topics and their dead-letter topics, so a consumer never waits on someone else's setup.
       await ensureTopics(admin, config, [...spec.topics, ...spec.topics.map(deadLetterOf)]);
       await consumer.subscribe({ topics, fromBeginning: true });
-      await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        eachBatch,
+        partitionsConsumedConcurrently: spec.partitionsAtOnce ?? 1,
+      });
       db.startProbe();
       log.info(`${spec.name} consumer started`);
     },

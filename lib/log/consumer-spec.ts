@@ -47,6 +47,12 @@ export interface ConsumerSpec<E> {
   readonly topics: readonly TopicKey[];
   /** Most records per atomic write; Infinity = one write per Kafka batch. */
   readonly chunkSize: number;
+  /**
+   * Partitions written at once (default 1: one batch at a time). More overlap one partition's
+   * write with the fetch and decoding of others; only for a spec whose partitions never depend on
+   * each other's order (each partition keeps its own checkpoint and writes in its own log order).
+   */
+  readonly partitionsAtOnce?: number;
   /** Decodes one record of `topic`. @throws for a record that can never be decoded. */
   decode(message: KafkaMessage, topic: TopicKey): E;
   /**
