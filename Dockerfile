@@ -40,10 +40,11 @@ COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY scripts/_common.sh scripts/dev-cert.sh ./scripts/
-# .data holds the round engine's generated server seed and the sandbox operator's credentials
+# .data holds the round engine's generated server seed, the sandbox operator's credentials and the
+# shared token secret (.data/auth, one volume for every process that signs or verifies with it)
 # (volumes in compose, which take this ownership when first created); owned by the runtime user.
 # dist/.data is a link to it (scripts/build.sh), so paths the code resolves from its own folder land here.
-RUN mkdir -p /app/.data/round-engine /app/.data/sandbox && chown -R node:node /app/.data
+RUN mkdir -p /app/.data/round-engine /app/.data/sandbox /app/.data/auth && chown -R node:node /app/.data
 
 USER node
 ENV KAFKAJS_NO_PARTITIONER_WARNING=1

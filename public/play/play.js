@@ -2,8 +2,11 @@
  * Player game page (issue 5): opens the session with the one-time launch code of the game URL
  * (POST /play/open; a second open of the URL is refused with 410), shows the balance (GET
  * /play/balance: the operator's Balance callback, or the virtual balance of a demo session), the
- * live round of the game over SSE, and places bets (POST /play/bets), following each one
- * (GET /play/bets/:tx) until it is settled, rejected or cancelled.
+ * last results over SSE, the current round from GET /play/round (betting countdown; for crash the
+ * live flight drawn from its start and the public formula m(t) = e^(0.00006 · speed · ms), and a
+ * Cash out button decided by the server: POST /play/bets/:tx/cash-out), and places bets
+ * (POST /play/bets) only while betting is open, following each one (GET /play/bets/:tx) until it
+ * is settled, rejected or cancelled.
  */
 import { el, setStatus } from '../common.js';
 import { roundValue } from '../render.js';
@@ -13,9 +16,15 @@ const $ = (id) => document.getElementById(id);
 const status = $('status');
 const STORE = 'casino.play';
 const POLL_MS = 1000;
+const ROUND_POLL_MS = 400;
 let token = null;
 let session = null;
-let nextRound = null;
+/** The last GET /play/round, and the server clock minus ours (ms). */
+let current = null;
+let clockOffset = 0;
+/** The round the cash-out line speaks of; a new round clears it. */
+let cashOutRound = null;
+const serverNow = () => Date.now() + clockOffset;
 
 /** Problem JSON (RFC 7807) or any JSON error to one line, with the problem's `code` when present. */
 async function problemOf(res) {
@@ -143,7 +152,7 @@ async function placeBet(ev) {
   $('bet-error').textContent = '';
   const amount = Number($('amount').value);
   const body = { amount, selection: selection(), ...($('free').checked ? { free: true } : {}) };
-  if (nextRound !== null) body.round_id = String(nextRound);
+  if (current?.phase === 'betting') body.round_id = String(current.round_id);
   try {
     const placed = await call('POST', '/play/bets', body);
     const tr = betRow(placed.tx_id, placed.round_id, amount.toFixed(2));
@@ -163,11 +172,79 @@ function showLive() {
       onRound: (round) => {
         $('last-result').textContent = roundValue(round);
         $('last-round').textContent = String(round.round_id);
-        nextRound = Number(round.round_id) + 1;
-        $('next-round').textContent = String(nextRound);
       },
     },
   );
+}
+
+/** The crash flight's multiplier at server time `now`: floor(100 e^(0.00006 · speed · ms)) / 100. */
+function multiplierAt(now) {
+  const ms = Math.max(0, now - Date.parse(current.running_since)) * current.speed;
+  return Math.floor(100 * Math.exp(0.00006 * ms) + 1e-9) / 100;
+}
+
+/** Bets of this round that can still be cashed out by hand. */
+const cashable = () => (current?.bets ?? []).filter((b) => b.cash_out === null);
+
+/** Phase, countdown and flight, redrawn every frame from the last /play/round. */
+function frame() {
+  const c = current;
+  if (c) {
+    $('round-id').textContent = c.round_id === null ? '–' : String(c.round_id);
+    if (c.round_id !== null && cashOutRound !== null && c.round_id !== cashOutRound) {
+      $('cash-out-result').textContent = '';
+      cashOutRound = null;
+    }
+    const now = serverNow();
+    if (c.phase === 'betting') {
+      const left = Math.max(0, Date.parse(c.betting_closes_at) - now) / 1000;
+      $('phase').textContent = 'Betting open';
+      $('countdown').textContent = `closes in ${left.toFixed(1)} s`;
+      $('flight').textContent = '';
+    } else if (c.phase === 'running') {
+      $('phase').textContent = session.game === 'crash' ? 'Flying' : 'Drawing';
+      $('countdown').textContent = c.next_round_opens_at
+        ? `next round in ${Math.max(0, (Date.parse(c.next_round_opens_at) - now) / 1000).toFixed(1)} s`
+        : 'betting is closed';
+      if (session.game === 'crash') $('flight').textContent = `${multiplierAt(now).toFixed(2)}x`;
+    } else {
+      $('phase').textContent = 'Round over';
+      $('countdown').textContent = 'next round opening…';
+    }
+    $('place').disabled = c.phase !== 'betting';
+    $('cash-out').hidden = !(session.game === 'crash' && c.phase === 'running' && cashable().length > 0);
+  }
+  requestAnimationFrame(frame);
+}
+
+async function pollRound() {
+  for (;;) {
+    try {
+      const r = await call('GET', '/play/round');
+      clockOffset = r.server_time - Date.now();
+      current = r;
+    } catch {
+      // keep the last state; the next poll retries
+    }
+    await new Promise((r) => setTimeout(r, ROUND_POLL_MS));
+  }
+}
+
+async function cashOut() {
+  $('cash-out').disabled = true;
+  $('cash-out-result').textContent = '';
+  cashOutRound = current?.round_id ?? null;
+  for (const b of cashable()) {
+    try {
+      const r = await call('POST', `/play/bets/${b.tx_id}/cash-out`);
+      b.cash_out = 'accepted';
+      $('cash-out-result').textContent = `Cashed out at ${r.multiplier}x · +${r.payout.toFixed(2)}`;
+    } catch (err) {
+      b.cash_out = err.code === 'CRASHED' ? 'crashed' : b.cash_out;
+      $('cash-out-result').textContent = err.code === 'CRASHED' ? 'Crashed before the cash-out' : err.message;
+    }
+  }
+  $('cash-out').disabled = false;
 }
 
 async function main() {
@@ -189,8 +266,11 @@ async function main() {
   $('selection').innerHTML = SELECTIONS[session.game]?.() ?? '';
   for (const id of ['player', 'live', 'betting', 'history']) $(id).hidden = false;
   $('bet-form').addEventListener('submit', placeBet);
+  $('cash-out').addEventListener('click', () => void cashOut());
   await refreshBalance();
   showLive();
+  void pollRound();
+  requestAnimationFrame(frame);
 }
 
 void main();

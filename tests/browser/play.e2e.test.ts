@@ -220,4 +220,77 @@ describe('player game page through game_url', () => {
       await second.page.close();
     }
   });
+
+  it('plays crash live: betting countdown, a rising multiplier, Cash out, and the outcome paid', async () => {
+    const user = `pilot-${Date.now()}`;
+    const url = await gameUrl({ game: 'crash', user_id: user, username: 'Pilot', currency: 'USD' });
+    const { page, errors } = await openPage(url);
+    const phase = () => text(page, '#phase');
+    try {
+      await page.waitForFunction(() => document.getElementById('balance')?.textContent === '1000.00 USD');
+      await page.fill('#sel', '1000');
+      // A round that busts at once leaves no time to cash out: try the next one.
+      for (let attempt = 0; attempt < 6; attempt++) {
+        await page.waitForFunction(
+          () => document.getElementById('phase')?.textContent === 'Betting open',
+          undefined,
+          {
+            timeout: 30_000,
+          },
+        );
+        expect(await text(page, '#countdown')).toMatch(/^closes in \d+\.\d s$/);
+        await page.fill('#amount', String(STAKE));
+        await page.click('#place');
+        const row = page.locator('#bets tr').first();
+        await row.waitFor({ timeout: 10_000 });
+        expect(await text(page, '#bet-error')).toBe('');
+        const tx = Number(await row.getAttribute('data-tx'));
+        await page.waitForFunction(
+          () => document.getElementById('phase')?.textContent === 'Flying',
+          undefined,
+          {
+            timeout: 30_000,
+          },
+        );
+        // The multiplier rises frame by frame while the round flies.
+        const first = Number.parseFloat(await text(page, '#flight'));
+        await new Promise((r) => setTimeout(r, 250));
+        const later = Number.parseFloat(await text(page, '#flight'));
+        if ((await phase()) === 'Flying') expect(later).toBeGreaterThanOrEqual(first);
+        if (await page.locator('#cash-out').isHidden()) continue; // already over
+        await page.click('#cash-out', { timeout: 2000 }).catch(() => {});
+        await page.waitForFunction(
+          () => /Cashed out at|Crashed/.test(document.getElementById('cash-out-result')?.textContent ?? ''),
+          undefined,
+          { timeout: 10_000 },
+        );
+        const said = await text(page, '#cash-out-result');
+        if (said.startsWith('Crashed')) continue;
+        const m = /Cashed out at (\d+\.\d\d)x/.exec(said);
+        const multiplier = Number(m?.[1]);
+        expect(multiplier).toBeGreaterThanOrEqual(1);
+        const { outcome, result } = await settledRow(page, tx);
+        expect(outcome).toBe('won');
+        const win = Math.floor(STAKE * multiplier * 100) / 100;
+        expect(result).toBe(`won ${win}`);
+        const expected = (1000 - STAKE + win).toFixed(2);
+        await page.waitForFunction(
+          (want) => document.getElementById('balance')?.textContent === want,
+          `${expected} USD`,
+          { timeout: 15_000 },
+        );
+        const l = await ledger(stack.wallet.sandboxUrl, user);
+        expect(l.body.balance).toBe(expected);
+        expect(errors).toEqual([]);
+        await page.screenshot({ path: join(SHOTS, 'play-crash-cash-out.png'), fullPage: true });
+        return;
+      }
+      throw new Error('no crash round flew long enough to cash out by hand');
+    } catch (err) {
+      await page.screenshot({ path: join(SHOTS, 'play-crash-failed.png'), fullPage: true });
+      throw new Error(`${(err as Error).message}\n${stack.logs()}`);
+    } finally {
+      await page.close();
+    }
+  });
 });

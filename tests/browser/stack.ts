@@ -102,7 +102,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       }
     }
   };
-  const [api, edgeHttp, edgeWs, grpc, wt, wtHttp, gateway] = [
+  const [api, engine, edgeHttp, edgeWs, grpc, wt, wtHttp, gateway] = [
+    await port(),
     await port(),
     await port(),
     await port(),
@@ -136,7 +137,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     DATABASE_SCHEMA: schema,
     PROJECTOR_GROUP: `${ns}projector`,
     API_PORT: String(api),
-    ROUND_ENGINE_PORT: '0',
+    // The API asks the engine for crash cash-outs (issue 11).
+    ROUND_ENGINE_PORT: String(engine),
+    API_ENGINE_URL: `http://127.0.0.1:${engine}`,
     PROJECTOR_PORT: '0',
     GATEWAY_OPS_PORT: '0',
     BOTS_HTTP_PORT: '0',

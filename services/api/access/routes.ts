@@ -20,6 +20,7 @@ import type { EngineClient } from './engine-client.ts';
 import { operatorRoutes } from './operators.ts';
 import { playRoutes } from './play.ts';
 import { requestAccessRoute } from './request-access.ts';
+import { roundRoute } from './round.ts';
 import { sessionRoutes } from './sessions.ts';
 
 export interface AccessDeps {
@@ -58,5 +59,6 @@ export function accessRoutes(deps: AccessDeps): FastifyPluginAsync {
     playRoutes(app, { config, sql, producer, now, fetchBalance });
     betRoute(app, { config, sql, producer, phases, now });
     cashOutRoute(app, { sql, phases, engine, now });
+    roundRoute(app, { sql, phases, now });
   };
 }

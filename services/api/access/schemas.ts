@@ -141,6 +141,20 @@ export const playSchemas = {
       ),
     },
   },
+  round: {
+    tags: ['play'],
+    summary:
+      "The current round of the session's game: phase, betting window, the crash flight's start and speed (m(t) = e^(0.00006·speed·ms)), and the player's bets on it.",
+    security: bearer,
+    response: {
+      200: ok('The current round.', {
+        game: { type: 'string' },
+        server_time: { type: 'integer', description: 'Unix ms, to correct the page clock.' },
+        phase: { type: 'string', description: 'betting, running, or between (a round just ended).' },
+      }),
+      ...playErr,
+    },
+  },
   cashOut: {
     tags: ['play'],
     summary:
