@@ -34,6 +34,8 @@ step() {
 }
 
 step bash scripts/ensure-deps.sh --browser --proxy
+# grpcurl and schemathesis into .cache/ (the gRPC reflection and the API contract tests use them).
+step bash scripts/ensure-test-tools.sh
 step "$BIN/biome" check --no-errors-on-unmatched .
 step "$BIN/tsc" --noEmit -p tsconfig.json
 # The WebTransport edge runs on Deno, outside tsconfig.json: Deno type-checks it.

@@ -6,15 +6,27 @@
  * Credentials (seed 000 "Authentication" 5) are checked per call in service.ts (AUTH_REQUIRE_GRPC).
  */
 
+import { resolve } from 'node:path';
 import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
-import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
+import { HealthImplementation } from 'grpc-health-check';
 import { closeSpread } from '../../../../lib/stream/drain.ts';
 import type { EdgeContext, Transport } from '../transport.ts';
 import { dataStreamService, LOADER_OPTIONS, loadDataStream, SERVICE_NAME } from './proto.ts';
 import { createHandlers } from './service.ts';
 import type { GrpcStreamSubscription } from './stream.ts';
+
+/** The health service as reflection describes it (Check and Watch). */
+const HEALTH_REFLECTION_PROTO = resolve(
+  import.meta.dirname,
+  '..',
+  '..',
+  '..',
+  '..',
+  'proto',
+  'health-reflection.proto',
+);
 
 /** After the drain window, calls still open (a client that stopped reading) get this long. */
 const FORCE_AFTER_DRAIN_MS = 1000;
@@ -73,10 +85,11 @@ export function createGrpcTransport(): GrpcTransport {
           access: ctx.access,
         }),
       );
-      // Reflection describes the health service too, so grpcurl can call it by name.
+      // Reflection describes the health service too, so grpcurl can call it by name with no proto
+      // at hand (Check, Watch: health-reflection.proto says why not grpc-health-check's file).
       new ReflectionService({
         ...loadDataStream(),
-        ...loadSync(healthProtoPath, LOADER_OPTIONS),
+        ...loadSync(HEALTH_REFLECTION_PROTO, LOADER_OPTIONS),
       }).addToServer(s);
       health = new HealthImplementation({ '': 'SERVING', [SERVICE_NAME]: 'SERVING' });
       health.addToServer(s);
