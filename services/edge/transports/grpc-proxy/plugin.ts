@@ -5,7 +5,9 @@
  *
  * - GET /grpc-proxy/stream/:game, /grpc-proxy/stream/type/:type, /grpc-proxy/stream
  *   → StreamByGame / StreamByType / StreamAll as SSE (relay.ts). Query: `min_point`, `max_point`
- *   (numbers), `colors`, `trends` (comma-separated) become the gRPC `Filter`.
+ *   (numbers), `colors`, `trends` (comma-separated) become the gRPC `Filter`. With `since`, a
+ *   Last-Event-ID (or `lastEventId`), `envelope=1`, `latest=1` or `lifecycle=1` the call is
+ *   StreamRoundEvents instead and events carry their position as SSE ids (events.ts).
  * - Credential: the page's `X-API-Key` / `Authorization` header, else its `token` or `api_key`
  *   query parameter, goes to the gRPC call as metadata `x-api-key`, and the page's `Origin` (or its
  *   Referer's origin, access.ts `requestOrigin`) as metadata `origin` (public keys); the gRPC server decides (AUTH_REQUIRE_GRPC).
@@ -28,6 +30,7 @@ import {
   type FilterMsg,
   type RoundMsg,
 } from '../grpc/proto.ts';
+import { eventFrame } from './events.ts';
 import { type Relay, relayToSse, streamFormOf } from './relay.ts';
 
 /** Unary calls give up after this long (ms). */
@@ -103,6 +106,36 @@ export function filterOf(q: Record<string, string | string[] | undefined>): Filt
 type Query = Record<string, string | string[] | undefined>;
 type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Query }>;
 
+/** The selection of a stream route (`:game`, `type/:type`, or none: all). */
+function selectionOf(req: Req): { game_slug?: string; game_type?: string; all?: boolean } {
+  if (req.params.type !== undefined) return { game_type: req.params.type };
+  if (req.params.game !== undefined) return { game_slug: req.params.game };
+  return { all: true };
+}
+
+/**
+ * The opt-ins of issue 15 on a proxy stream (`since`, or the page's Last-Event-ID; `envelope`,
+ * `latest`, `lifecycle` as on /sse); undefined when none is asked, and the plain relay of
+ * StreamBy* is used, exactly as before.
+ */
+export function resumeOf(
+  req: Pick<Req, 'headers' | 'query'>,
+): { request: { since?: string; latest: boolean; lifecycle: boolean }; announce: boolean } | undefined {
+  const q = (k: string) => {
+    const v = req.query[k];
+    return Array.isArray(v) ? v.at(-1) : v;
+  };
+  const header = req.headers['last-event-id'];
+  const since =
+    (typeof header === 'string' && header !== '' ? header : undefined) ?? (q('lastEventId') || q('since'));
+  const flag = (k: string) => q(k) === '1' || q(k) === 'true';
+  if (!since && !flag('envelope') && !flag('latest') && !flag('lifecycle')) return undefined;
+  return {
+    request: { ...(since ? { since } : {}), latest: flag('latest'), lifecycle: flag('lifecycle') },
+    announce: flag('envelope'),
+  };
+}
+
 /** The plugin; register it on the edge's fastify instance. */
 export function grpcProxyPlugin(opts: GrpcProxyOptions): FastifyPluginAsync {
   return async (app) => {
@@ -118,8 +151,15 @@ export function grpcProxyPlugin(opts: GrpcProxyOptions): FastifyPluginAsync {
 
     function stream(open: (c: DataStreamClient, req: Req) => ClientReadableStream<RoundMsg>) {
       return async (req: Req, reply: FastifyReply) => {
-        const call = open(dial(), req);
+        const resume = resumeOf(req);
+        const call = resume
+          ? dial().StreamRoundEvents(
+              { ...selectionOf(req), ...resume.request, filter: filterOf(req.query) },
+              metadataOf(req),
+            )
+          : open(dial(), req);
         const relay = relayToSse(call, {
+          ...(resume ? { frame: eventFrame(resume.announce) } : {}),
           res: reply.raw,
           heartbeatMs: opts.heartbeatMs ?? 15_000,
           onRefused: (err) => sendError(reply, err),

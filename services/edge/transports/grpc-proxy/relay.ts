@@ -52,6 +52,13 @@ export interface RelayOptions {
   readonly onOpen?: () => void;
   /** Once, when the relay is over however it ended; `opened` tells whether `onOpen` ran. */
   readonly onEnd?: (opened: boolean) => void;
+  /** The SSE text of one message (default: `event: message` with the stream form); '' writes nothing. */
+  readonly frame?: (m: never) => string;
+}
+
+/** The default frame: a `Round` as `event: message` with the seed's stream form. */
+export function roundFrame(m: RoundMsg): string {
+  return `event: message\ndata: ${JSON.stringify(streamFormOf(m))}\n\n`;
 }
 
 /** A running relay; `end()` stops it (shutdown), cancelling the call and ending the response. */
@@ -60,7 +67,8 @@ export interface Relay {
 }
 
 /** Starts relaying `call` into `opts.res`. */
-export function relayToSse(call: ClientReadableStream<RoundMsg>, opts: RelayOptions): Relay {
+export function relayToSse(call: ClientReadableStream<unknown>, opts: RelayOptions): Relay {
+  const frame = (opts.frame ?? roundFrame) as (m: unknown) => string;
   const { res } = opts;
   let started = false;
   let finished = false;
@@ -85,9 +93,10 @@ export function relayToSse(call: ClientReadableStream<RoundMsg>, opts: RelayOpti
     opts.onOpen?.();
   });
 
-  call.on('data', (m: RoundMsg) => {
+  call.on('data', (m: unknown) => {
     if (finished) return;
-    if (!res.write(`event: message\ndata: ${JSON.stringify(streamFormOf(m))}\n\n`)) {
+    const text = frame(m);
+    if (text !== '' && !res.write(text)) {
       call.pause();
       res.once('drain', () => call.resume());
     }

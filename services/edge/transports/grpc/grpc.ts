@@ -83,6 +83,8 @@ export function createGrpcTransport(): GrpcTransport {
           streams,
           accepting: () => accepting,
           access: ctx.access,
+          core: ctx.core,
+          heartbeatMs: ctx.config.edge.sseHeartbeatMs,
         }),
       );
       // Reflection describes the health service too, so grpcurl can call it by name with no proto

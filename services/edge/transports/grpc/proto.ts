@@ -45,8 +45,8 @@ export interface GameMsg {
   last_update?: string;
 }
 
-/** `Round`: the seed's stream form, field for field. */
-export type RoundMsg = StreamRound;
+/** `Round`: the seed's stream form, field for field (plus `position` on streams that ask for it). */
+export type RoundMsg = StreamRound & { position?: string };
 
 /** `Filter`; every field optional (proto3 `optional` / repeated). */
 export interface FilterMsg {
@@ -64,16 +64,62 @@ export interface GetHistoryRequest {
   game_type?: string;
   limit?: number;
 }
-export interface StreamByGameRequest {
+/** Resume and opt-ins of the Stream* requests (issue 15). */
+export interface StreamOptionsMsg {
+  since?: string;
+  latest?: boolean;
+  positions?: boolean;
+}
+export interface StreamByGameRequest extends StreamOptionsMsg {
   game_slug?: string;
   filter?: FilterMsg | null;
 }
-export interface StreamByTypeRequest {
+export interface StreamByTypeRequest extends StreamOptionsMsg {
   game_type?: string;
   filter?: FilterMsg | null;
 }
-export interface StreamAllRequest {
+export interface StreamAllRequest extends StreamOptionsMsg {
   filter?: FilterMsg | null;
+}
+export interface StreamRoundEventsRequest {
+  game_slug?: string;
+  game_type?: string;
+  all?: boolean;
+  since?: string;
+  latest?: boolean;
+  lifecycle?: boolean;
+  filter?: FilterMsg | null;
+}
+export interface RecoveredMsg {
+  recovered: boolean;
+  since: string;
+  replayed: number;
+  reason: string;
+}
+export interface LifecycleMsg {
+  event: string;
+  game_slug: string;
+  game_id: number;
+  round_id: number;
+  betting_opens_at?: string;
+  betting_closes_at?: string;
+  commitment?: string;
+  chain_epoch?: number;
+  chain_index?: number;
+  speed?: number;
+  at?: string;
+  timestamp: number;
+}
+/** `RoundEvent`: one envelope; `round`, `recovered` or `lifecycle` by `type`. */
+export interface RoundEventMsg {
+  type: 'round' | 'recovered' | 'lifecycle' | 'heartbeat';
+  position: string;
+  round?: RoundMsg;
+  recovered?: RecoveredMsg;
+  lifecycle?: LifecycleMsg;
+  initial?: boolean;
+  replay?: boolean;
+  prev?: number;
 }
 
 type Unary<Req, Res> = (
@@ -96,6 +142,11 @@ export interface DataStreamClient extends Client {
   StreamByGame: ServerStream<StreamByGameRequest>;
   StreamByType: ServerStream<StreamByTypeRequest>;
   StreamAll: ServerStream<StreamAllRequest>;
+  StreamRoundEvents: (
+    req: StreamRoundEventsRequest,
+    metadata?: Metadata,
+    options?: CallOptions,
+  ) => ClientReadableStream<RoundEventMsg>;
 }
 
 let cached: PackageDefinition | undefined;
@@ -128,6 +179,12 @@ export function dataStreamService(): ServiceDefinition {
 export function encodeRoundMsg(round: RoundMsg): Buffer {
   const def = loadDataStream()[SERVICE_NAME] as ServiceDefinition;
   return (def.StreamAll as ServiceDefinition[string]).responseSerialize(round);
+}
+
+/** Protobuf bytes of a `RoundEvent`. */
+export function encodeRoundEventMsg(event: RoundEventMsg): Buffer {
+  const def = loadDataStream()[SERVICE_NAME] as ServiceDefinition;
+  return (def.StreamRoundEvents as ServiceDefinition[string]).responseSerialize(event);
 }
 
 /** A DataStream client over an insecure channel to `address` (`host:port`); close it with `.close()`. */

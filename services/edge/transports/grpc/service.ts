@@ -24,10 +24,14 @@ import type { Principal } from '../../../../lib/auth/verifier.ts';
 import type { Sql } from '../../../../lib/db/pool.ts';
 import type { Logger } from '../../../../lib/logger.ts';
 import { bearer, HTTP_ERROR, type StreamAccess } from '../../../../lib/stream/access.ts';
+import type { StreamCore } from '../../../../lib/stream/core.ts';
 import type { FanOutHub, Selection } from '../../../../lib/stream/hub.ts';
 import type { EdgeMetrics } from '../../../../lib/stream/metrics.ts';
+import { refusedPositionText } from '../../../../lib/stream/options.ts';
+import type { ResumeDecision } from '../../../../lib/stream/resume.ts';
 import { selectionLabel } from '../../../../lib/stream/selection.ts';
-import { notFound, RpcError, toStatus } from './errors.ts';
+import { startSubscription } from '../../../../lib/stream/subscriber.ts';
+import { invalidArgument, notFound, RpcError, toStatus } from './errors.ts';
 import { parseFilter, type RoundFilter } from './filter.ts';
 import { gameSelection, historyTarget, parseLimit, typeSelection } from './input.ts';
 import type {
@@ -37,8 +41,11 @@ import type {
   StreamAllRequest,
   StreamByGameRequest,
   StreamByTypeRequest,
+  StreamOptionsMsg,
+  StreamRoundEventsRequest,
 } from './proto.ts';
 import { historyFromDb, listGamesFromDb, listGamesFromHub } from './queries.ts';
+import { GrpcSink, type GrpcWireForm } from './sink.ts';
 import { GrpcStreamSubscription, type StreamCall } from './stream.ts';
 
 export const PROTOCOL = 'grpc';
@@ -57,6 +64,10 @@ export interface HandlerDeps {
   readonly accepting: () => boolean;
   /** Credential checks (GRPC switch: AUTH_REQUIRE_GRPC). */
   readonly access: StreamAccess;
+  /** Resumes and subscriptions (lib/stream/core.ts). */
+  readonly core: StreamCore;
+  /** Period of StreamRoundEvents heartbeats, ms (EDGE_SSE_HEARTBEAT_MS). */
+  readonly heartbeatMs: number;
 }
 
 const CODE_OF = {
@@ -113,32 +124,50 @@ export function createHandlers(deps: HandlerDeps): UntypedServiceImplementation 
     };
   }
 
-  function stream<Req>(parse: (req: Req) => { selection: Selection; filter: RoundFilter }) {
+  /** What a stream call asks for, parsed from its request. */
+  interface StreamPlan {
+    readonly selection: Selection;
+    readonly filter: RoundFilter;
+    readonly since: string | undefined;
+    readonly latest: boolean;
+    readonly lifecycle: boolean;
+    readonly form: GrpcWireForm;
+  }
+
+  function stream<Req>(parse: (req: Req) => StreamPlan) {
     return async (call: ServerWritableStream<Req, unknown>) => {
-      let parsed: { selection: Selection; filter: RoundFilter };
+      let plan: StreamPlan;
       let principal: Principal | undefined;
+      let decision: ResumeDecision;
       try {
         if (!deps.accepting()) throw new RpcError(status.UNAVAILABLE, 'server shutting down');
-        parsed = parse(call.request);
-        principal = await admit(deps.access, call.metadata, { selection: parsed.selection });
+        plan = parse(call.request);
+        principal = await admit(deps.access, call.metadata, { selection: plan.selection });
+        decision = await deps.core.decide(plan.selection, plan.since);
+        if (decision.kind === 'refused') {
+          deps.core.report(PROTOCOL, decision);
+          throw invalidArgument(refusedPositionText(decision.reason));
+        }
+        if (!deps.accepting()) throw new RpcError(status.UNAVAILABLE, 'server shutting down');
       } catch (err) {
         call.emit('error', fail(err));
         return;
       }
       if (call.cancelled) return;
-      const { selection, filter } = parsed;
+      const { selection, filter } = plan;
       const log = logger.child({ selection: selectionLabel(selection), peer: call.getPeer() });
       let done = false;
       const cleanup = () => {
         if (done) return;
         done = true;
-        unsubscribe();
+        sub.close();
+        clearInterval(beat);
         untrack();
-        deps.streams.delete(sub);
+        deps.streams.delete(guard);
         subscribers.dec();
         log.debug('gRPC stream closed');
       };
-      const sub = new GrpcStreamSubscription(call as unknown as StreamCall, {
+      const guard = new GrpcStreamSubscription(call as unknown as StreamCall, {
         selection,
         filter,
         maxBufferBytes: deps.maxBufferBytes,
@@ -149,28 +178,74 @@ export function createHandlers(deps: HandlerDeps): UntypedServiceImplementation 
           cleanup();
         },
       });
-      const unsubscribe = hub.subscribe(sub);
+      const sink = new GrpcSink(guard, plan.form, filter, deps.maxBufferBytes);
+      const md = new Metadata();
+      if (plan.since !== undefined) {
+        md.set('x-stream-recovered', decision.kind === 'resume' ? 'true' : 'false');
+        if (decision.kind === 'live') md.set('x-stream-recovered-reason', decision.reason);
+      }
+      // Headers first: they tell the client (and the browser proxy) the stream is open.
+      call.sendMetadata(md);
+      const { sub, started } = startSubscription(deps.core, selection, sink, decision, {
+        latest: plan.latest ? 'each' : 'none',
+        lifecycle: plan.lifecycle,
+      });
+      const beat = setInterval(() => sink.heartbeat(sub), deps.heartbeatMs);
+      beat.unref();
       const untrack = deps.access.track(
         principal,
         () =>
-          sub.end({
+          guard.end({
             code: status.UNAUTHENTICATED,
             details: 'Unauthorized: the key has been revoked (revoked)',
           }),
         PROTOCOL,
       );
-      deps.streams.add(sub);
+      deps.streams.add(guard);
       subscribers.inc();
       for (const ev of ['cancelled', 'close', 'finish', 'error']) call.on(ev, cleanup);
-      call.sendMetadata(new Metadata());
       log.debug('gRPC stream opened');
+      void started.then((o) => deps.core.report(PROTOCOL, decision, o));
     };
   }
 
-  const withFilter = (selection: Selection, f: FilterMsg | null | undefined) => ({
-    selection,
-    filter: parseFilter(f, selection),
-  });
+  /** The options every Stream* request shares. */
+  const rounds = (
+    selection: Selection,
+    req: StreamOptionsMsg & { filter?: FilterMsg | null },
+  ): StreamPlan => {
+    const since = req.since ? req.since : undefined;
+    return {
+      selection,
+      filter: parseFilter(req.filter, selection),
+      since,
+      latest: req.latest === true,
+      lifecycle: false,
+      form: req.positions || since !== undefined ? 'positioned-rounds' : 'rounds',
+    };
+  };
+
+  /** StreamRoundEvents: exactly one of game_slug, game_type, all. */
+  const events = (req: StreamRoundEventsRequest): StreamPlan => {
+    const selection: Selection =
+      req.game_slug !== undefined
+        ? gameSelection(req.game_slug)
+        : req.game_type !== undefined
+          ? typeSelection(req.game_type)
+          : req.all
+            ? { kind: 'all' }
+            : (() => {
+                throw invalidArgument('game_slug, game_type or all is required');
+              })();
+    return {
+      selection,
+      filter: parseFilter(req.filter, selection),
+      since: req.since ? req.since : undefined,
+      latest: req.latest === true,
+      lifecycle: req.lifecycle === true,
+      form: 'events',
+    };
+  };
 
   return {
     ListGames: unary('read:games', async () => ({
@@ -188,8 +263,9 @@ export function createHandlers(deps: HandlerDeps): UntypedServiceImplementation 
       if (!sql) throw new RpcError(status.UNAVAILABLE, 'history needs the read-model database');
       return { rounds: await historyFromDb(sql, target, limit) };
     }),
-    StreamByGame: stream((req: StreamByGameRequest) => withFilter(gameSelection(req.game_slug), req.filter)),
-    StreamByType: stream((req: StreamByTypeRequest) => withFilter(typeSelection(req.game_type), req.filter)),
-    StreamAll: stream((req: StreamAllRequest) => withFilter({ kind: 'all' }, req.filter)),
+    StreamByGame: stream((req: StreamByGameRequest) => rounds(gameSelection(req.game_slug), req)),
+    StreamByType: stream((req: StreamByTypeRequest) => rounds(typeSelection(req.game_type), req)),
+    StreamAll: stream((req: StreamAllRequest) => rounds({ kind: 'all' }, req)),
+    StreamRoundEvents: stream(events),
   };
 }

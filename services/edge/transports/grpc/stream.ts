@@ -91,16 +91,30 @@ export class GrpcStreamSubscription implements Subscription {
     return this.closed;
   }
 
+  /** Writes `d` as a plain `Round` when it passes the filter. */
   deliver(d: Delivery): void {
     if (this.closed || !passes(this.opts.filter, d.round)) return;
-    const buf = encodedRound(d, this.selection);
+    this.write(encodedRound(d, this.selection), true);
+  }
+
+  /**
+   * Writes one message's bytes under the guard; past the limit the stream is ended.
+   * @param round whether it is a round (counted by `onDelivered`).
+   */
+  write(buf: Buffer, round: boolean): void {
+    if (this.closed) return;
     const size = buf.length + FRAME_PREFIX_BYTES;
     this.pending += size;
     this.call.write(buf, () => {
       this.pending -= size;
     });
-    this.opts.onDelivered();
+    if (round) this.opts.onDelivered();
     if (this.pending > this.opts.maxBufferBytes) this.overflow();
+  }
+
+  /** Ends the stream as too slow now (too many rounds held while it catches up). */
+  endSlow(): void {
+    if (!this.closed) this.overflow();
   }
 
   /** Ends the stream with `status` after what is queued (shutdown: UNAVAILABLE, so clients reconnect). */
