@@ -103,6 +103,8 @@ export interface GameLoopDeps {
   readonly log: Logger;
   /** The round found open in the log at start, resumed instead of opened again. */
   readonly open?: OpenRound;
+  /** Waits `ms` (node:timers/promises by default; tests drive a virtual clock). */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<unknown>;
 }
 
 /** Runs rounds of one game until `signal` aborts (then resolves). @throws what an append or the rules throw. */
@@ -110,8 +112,9 @@ export async function runGameLoop(deps: GameLoopDeps): Promise<void> {
   const { lane, clock, signal, log } = deps;
   // Timers may fire a ms before the clock reads `t`: wait until it does, so BettingClosed is never
   // before the announced close and a flight never lands before its bust.
+  const wait = deps.sleep ?? ((ms: number, s: AbortSignal) => sleep(ms, undefined, { signal: s }));
   const until = async (t: number) => {
-    while (clock() < t) await sleep(t - clock(), undefined, { signal });
+    while (clock() < t) await wait(t - clock(), signal);
   };
   let resume = deps.open;
   while (!signal.aborted) {

@@ -46,6 +46,13 @@ export interface BetDeps {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /**
+ * Bets stop this long before the announced close (ms; at most a tenth of the window), so that a bet
+ * taken in the last moment still reaches the log before BettingClosed: one that does not is
+ * cancelled by settlement, which a player sees as a bet taken then refused.
+ */
+export const CLOSE_GUARD_MS = 100;
+
+/**
  * The round a bet at `now` goes on: the open round of the session's game.
  * @throws ConflictError BETTING_CLOSED (no window open, or `asked` is an earlier round) or
  *   ROUND_NOT_OPEN (`asked` is a later round); InvalidInputError for a game without bets.
@@ -61,7 +68,11 @@ export function roundFor(
   const p = phases.phase(game.slug as GameSlug);
   const closed = (detail: string) =>
     new ConflictError('BETTING_CLOSED', detail, { next_round_opens_at: iso(nextOpeningAt(game.slug, p)) });
-  if (!p || p.phase !== 'betting' || now >= p.opened.betting_closes_at)
+  const guard =
+    p?.phase === 'betting'
+      ? Math.min(CLOSE_GUARD_MS, (p.opened.betting_closes_at - p.opened.betting_opens_at) / 10)
+      : 0;
+  if (!p || p.phase !== 'betting' || now >= p.opened.betting_closes_at - guard)
     throw closed(`betting is closed on ${game.slug}: no round is taking bets now`);
   const open = p.opened.round_id;
   if (asked === undefined || asked === open) return open;
