@@ -6,9 +6,12 @@
  */
 import { startKeyTable } from '../../lib/auth/key-table.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
+import { topicName } from '../../lib/log/topics.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createStreamAccess, type StreamAccess } from '../../lib/stream/access.ts';
+import { createStreamCore } from '../../lib/stream/core.ts';
 import { FanOutHub } from '../../lib/stream/hub.ts';
+import { LifecycleUpdate } from '../../lib/stream/lifecycle.ts';
 import { initProtocolSeries } from '../../lib/stream/metrics.ts';
 import { createRoundSource, type RoundSource } from '../../lib/stream/source.ts';
 import { type CertificateInfo, loadCertificate } from './cert.ts';
@@ -46,7 +49,23 @@ export function buildWtEdge(deps: WtEdgeDeps): WtEdge {
   const hub = new FanOutHub();
   const metrics = createWtMetrics();
   const kafka = createKafka(config, 'edge-webtransport', deps.logger);
-  const source = createRoundSource({ kafka, config, logger: deps.logger, hub, metrics });
+  const source = createRoundSource({
+    kafka,
+    config,
+    logger: deps.logger,
+    hub,
+    metrics,
+    onLifecycle: (event, at) => hub.publishLifecycle(new LifecycleUpdate(event, at)),
+  });
+  const core = createStreamCore({
+    hub,
+    source,
+    kafka,
+    topic: topicName(config, 'rounds'),
+    config: config.stream,
+    logger: deps.logger,
+    metrics,
+  });
   let transport: WtTransport | undefined;
   let server: Deno.HttpServer<Deno.NetAddr> | undefined;
   let certificate: CertificateInfo | undefined;
@@ -87,8 +106,10 @@ export function buildWtEdge(deps: WtEdgeDeps): WtEdge {
       const { requireWs: ws, requireSse: sse, requireGrpc: grpc, requireWt: wt } = config.auth;
       access = createStreamAccess({ table, require: { ws, sse, grpc, wt }, metrics });
       await source.start();
+      core.start();
       transport = createWtTransport({
-        hub,
+        core,
+        heartbeatMs: config.edge.sseHeartbeatMs,
         metrics,
         logger: deps.logger,
         wt: config.wt,
@@ -115,6 +136,7 @@ export function buildWtEdge(deps: WtEdgeDeps): WtEdge {
       started = false;
       await transport?.stop(drainMs);
       await server?.shutdown();
+      await core.stop();
       await source.stop();
       access?.close();
       await closeTable?.();

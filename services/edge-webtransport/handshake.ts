@@ -36,10 +36,36 @@ export type HandshakeResult =
       readonly connectWriter: WritableStreamDefaultWriter<Uint8Array>;
       /** Prefix of the session's datagrams (its quarter stream id). */
       readonly datagramPrefix: Uint8Array;
+      /** The session id: the CONNECT stream's id (the header of its WebTransport streams). */
+      readonly sessionId: number;
+      /** The client's WebTransport unidirectional streams (issue 15: envelope commands). */
+      readonly peerStreams: PeerWtStreams;
       /** Streams that must stay referenced while the connection lives (closing them is a connection error). */
       readonly keep: readonly unknown[];
     }
   | { readonly kind: 'refused'; readonly status: number; readonly error: string; readonly path?: string };
+
+/**
+ * The client's WebTransport unidirectional streams (type 0x54 and a session id), read past their
+ * header, held until the session takes them (at most `MAX_HELD`; more are refused).
+ */
+export class PeerWtStreams {
+  private static readonly MAX_HELD = 4;
+  private handler: ((sessionId: number, r: TlvReader) => void) | undefined;
+  private readonly held: [number, TlvReader][] = [];
+
+  add(sessionId: number, r: TlvReader): void {
+    if (this.handler) this.handler(sessionId, r);
+    else if (this.held.length < PeerWtStreams.MAX_HELD) this.held.push([sessionId, r]);
+    else void r.cancel();
+  }
+
+  /** From now on every stream goes to `handler` (those held first). */
+  take(handler: (sessionId: number, r: TlvReader) => void): void {
+    this.handler = handler;
+    for (const [id, r] of this.held.splice(0)) handler(id, r);
+  }
+}
 
 /** A handshake that failed before a response could be sent. */
 export class HandshakeError extends Error {
@@ -85,7 +111,8 @@ async function handshake(
   const controlWriter = control.getWriter();
   await controlWriter.write(serverControlStreamPreamble(1));
   const keep: unknown[] = [control, controlWriter];
-  const peerSettings = readPeerStreams(conn, keep);
+  const peerStreams = new PeerWtStreams();
+  const peerSettings = readPeerStreams(conn, keep, peerStreams);
 
   const bidi = await conn.incomingBidirectionalStreams.getReader().read();
   if (bidi.done) throw new HandshakeError('connection closed before a CONNECT request');
@@ -133,6 +160,8 @@ async function handshake(
     connectReader: reader,
     connectWriter: writer,
     datagramPrefix: datagramPrefix(Number(connect.writable.id)),
+    sessionId: Number(connect.writable.id),
+    peerStreams,
     keep,
   };
 }
@@ -141,10 +170,13 @@ async function handshake(
  * Reads the client's unidirectional streams for the connection's lifetime: the control stream
  * (its SETTINGS resolve the returned promise; the rest is drained), the QPACK encoder and
  * decoder streams (held open and drained; with a table capacity of 0 they carry nothing of use),
- * and refuses any other stream, including client-opened WebTransport streams this server does
- * not use.
+ * WebTransport streams (handed to `wt` past their header), and refuses any other stream.
  */
-function readPeerStreams(conn: Deno.QuicConn, keep: unknown[]): Promise<Map<number, number>> {
+function readPeerStreams(
+  conn: Deno.QuicConn,
+  keep: unknown[],
+  wt: PeerWtStreams,
+): Promise<Map<number, number>> {
   const { promise, resolve, reject } = Promise.withResolvers<Map<number, number>>();
   const streams = conn.incomingUnidirectionalStreams.getReader();
   /** Critical stream types already open; RFC 9114 §6.2.1 and RFC 9204 §4.2 allow one of each. */
@@ -153,10 +185,16 @@ function readPeerStreams(conn: Deno.QuicConn, keep: unknown[]): Promise<Map<numb
   const handle = async (stream: ReadableStream<Uint8Array>) => {
     const r = new TlvReader(stream.getReader(), MAX_HANDSHAKE_FRAME);
     const type = await r.varint().catch(() => undefined);
+    if (type === STREAM.WEBTRANSPORT) {
+      const session = await r.varint().catch(() => undefined);
+      if (session === undefined) await r.cancel();
+      else wt.add(session, r);
+      return;
+    }
     const critical =
       type === STREAM.CONTROL || type === STREAM.QPACK_ENCODER || type === STREAM.QPACK_DECODER;
     if (type === undefined || !critical || open.has(type)) {
-      await r.cancel(); // unknown, reserved, repeated, or client WebTransport streams (unused here)
+      await r.cancel(); // unknown, reserved or repeated
       return;
     }
     open.add(type);

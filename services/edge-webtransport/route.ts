@@ -1,17 +1,25 @@
 /**
  * The WebTransport address of DESIGN.md: `https://{host}:4433/wt?game=<slug>` or
- * `?type=<type>`, credential in `token=` (read by the access-control issue; ignored until then).
- * Statuses and texts match the other transports (lib/stream/selection.ts): malformed → 400,
- * well-formed but unknown → 404, any other path → 404. A refused request never becomes a session.
+ * `?type=<type>`, credential in `token=`, and the opt-ins of every stream (lib/stream/options.ts:
+ * `since`, `envelope`, `latest`, `lifecycle`); with `envelope=1` the selection may be left out
+ * (subscriptions then come as commands). Statuses and texts match the other transports
+ * (lib/stream/selection.ts): malformed → 400, well-formed but unknown → 404, any other path → 404.
+ * A refused request never becomes a session.
  */
 import { MALFORMED_URL_TEXT } from '../../lib/http/error-form.ts';
 import type { Selection } from '../../lib/stream/hub.ts';
+import { type ParsedOptions, parseStreamOptions, queryOf } from '../../lib/stream/options.ts';
 import { parseGameSelection, parseTypeSelection } from '../../lib/stream/selection.ts';
 
 export const WT_PATH = '/wt';
 
 export type WtRoute =
-  | { readonly ok: true; readonly selection: Selection; readonly token: string | undefined }
+  | {
+      readonly ok: true;
+      /** Undefined only with `envelope=1`: a session that subscribes by commands. */
+      readonly selection: Selection | undefined;
+      readonly token: string | undefined;
+    }
   | { readonly ok: false; readonly status: 400 | 404; readonly error: string };
 
 /**
@@ -65,7 +73,23 @@ export function routeWebTransport(pathAndQuery: string): WtRoute {
     const r = parseTypeSelection(type);
     return r.ok ? { ok: true, selection: r.selection, token } : r;
   }
+  if (url.searchParams.get('envelope') === '1') return { ok: true, selection: undefined, token };
   return { ok: false, status: 400, error: 'A game or type query parameter is required' };
+}
+
+/**
+ * The opt-ins of a CONNECT `:path`; lifecycle messages and a session without a selection need
+ * the envelope, and `since` needs a selection (a command carries its own).
+ */
+export function routeOptions(pathAndQuery: string, selection: Selection | undefined): ParsedOptions {
+  const parsed = parseStreamOptions(queryOf(pathAndQuery));
+  if (!parsed.ok) return parsed;
+  const o = parsed.options;
+  if (o.lifecycle && !o.envelope)
+    return { ok: false, status: 400, error: 'lifecycle messages need envelope=1' };
+  if (!selection && o.since !== undefined)
+    return { ok: false, status: 400, error: 'since needs a subscription: give it in the subscribe command' };
+  return parsed;
 }
 
 /** `pathAndQuery` with the value of every `token=` parameter replaced, for logs (issue 4 item 9). */

@@ -1,33 +1,35 @@
 /**
- * One open WebTransport session as a hub subscriber: each round it is given becomes one HTTP
- * datagram (RFC 9297) holding the stream-form JSON of seed 000, nothing else is sent. Datagrams
- * are unreliable and unordered by design; a round that does not fit the path's datagram size is
- * dropped and counted (ours are about 250 bytes against a QUIC minimum of about 1,150).
+ * One open WebTransport session: its datagrams (live rounds, each one HTTP datagram, RFC 9297),
+ * its reliable stream (reliable.ts: catch-ups, initial rounds and, with envelopes, every other
+ * message), how it ends. What goes where is the sink's (sink.ts). Datagrams are unreliable and
+ * unordered by design; a datagram that does not fit the path's size is not sent (the sink then
+ * uses the reliable stream, or counts it dropped).
  */
-import type { Delivery, Selection, Subscription } from '../../lib/stream/hub.ts';
-import { reportedType } from '../../lib/stream/hub.ts';
+import type { Delivery, Selection } from '../../lib/stream/hub.ts';
+import { reportedType, selectionKey } from '../../lib/stream/hub.ts';
 import { buildDatagram, CAPSULE, encodeTlv, FRAME, readTlv } from './h3/frames.ts';
 import type { TlvReader } from './h3/reader.ts';
 import { concatBytes, encodeVarint } from './h3/varint.ts';
 import type { WtMetrics } from './metrics.ts';
 import { PROTOCOL } from './metrics.ts';
+import { ReliableStream } from './reliable.ts';
 
 const encoder = new TextEncoder();
-/** UTF-8 of a delivery's stream form per reported type, shared by every session (encoded once). */
+/** UTF-8 of a delivery's datagram text per wire form, shared by every session (encoded once). */
 const payloads = new WeakMap<Delivery, Map<string, Uint8Array>>();
 
-/** The datagram payload of `d` for a subscriber of `selection`. */
-export function datagramPayload(d: Delivery, selection: Selection): Uint8Array {
-  let byType = payloads.get(d);
-  if (!byType) {
-    byType = new Map();
-    payloads.set(d, byType);
+/** The datagram payload of `d` for a subscriber of `selection`: the stream form, or its live envelope. */
+export function datagramPayload(d: Delivery, selection: Selection, envelope = false): Uint8Array {
+  let byForm = payloads.get(d);
+  if (!byForm) {
+    byForm = new Map();
+    payloads.set(d, byForm);
   }
-  const type = reportedType(selection, d.round);
-  let bytes = byType.get(type);
+  const key = envelope ? `e|${selectionKey(selection)}` : reportedType(selection, d.round);
+  let bytes = byForm.get(key);
   if (!bytes) {
-    bytes = encoder.encode(d.streamJson(selection));
-    byType.set(type, bytes);
+    bytes = encoder.encode(envelope ? d.envelope(selection) : d.streamJson(selection));
+    byForm.set(key, bytes);
   }
   return bytes;
 }
@@ -41,30 +43,40 @@ export interface SessionEnd {
 /** Largest capsule payload read from a client, bytes (a close reason is at most 1,024). */
 const MAX_CAPSULE = 4096;
 
-export class WtSession implements Subscription {
+export class WtSession {
   private closed = false;
   /** Set while (and after) the server ends the session; settles once the connection is closed. */
   private serverClose: Promise<void> | undefined;
+  /** The session's reliable stream, opened on first use. */
+  readonly reliable: ReliableStream;
 
   constructor(
-    readonly selection: Selection,
     private readonly conn: Deno.QuicConn,
     private readonly prefix: Uint8Array,
     private readonly connectWriter: WritableStreamDefaultWriter<Uint8Array>,
     private readonly metrics: WtMetrics,
-  ) {}
+    sessionId: number,
+  ) {
+    this.reliable = new ReliableStream(conn, sessionId);
+  }
 
-  deliver(d: Delivery): void {
-    if (this.closed) return;
-    const payload = datagramPayload(d, this.selection);
-    if (this.prefix.length + payload.length > this.conn.maxDatagramSize) {
-      this.metrics.datagramsDropped.inc({ reason: 'too_large' });
-      return;
-    }
+  /** True once the session ended (either side). */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * Sends one datagram of `payload`.
+   * @returns false when it does not fit the path's datagram size (nothing sent).
+   */
+  datagram(payload: Uint8Array): boolean {
+    if (this.closed) return true;
+    if (this.prefix.length + payload.length > this.conn.maxDatagramSize) return false;
     this.conn.sendDatagram(buildDatagram(this.prefix, payload)).then(
       () => this.metrics.deliveries.inc({ protocol: PROTOCOL }),
       () => this.metrics.datagramsDropped.inc({ reason: 'send_failed' }),
     );
+    return true;
   }
 
   /**

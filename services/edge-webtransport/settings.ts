@@ -11,12 +11,14 @@
  * - WT_DEV_CERT_DIR: where scripts/dev-cert.sh keeps cert.pem and key.pem (.data/webtransport).
  * - WT_MAX_SESSIONS: open WebTransport sessions per edge process; beyond it a session is refused with 503 (10000).
  * - WT_HANDSHAKE_TIMEOUT_MS: a QUIC connection that has not sent its CONNECT request by then is closed (10000 ms).
- * Shared: EDGE_DRAIN_MS (and the other EDGE_*), KAFKA_*, TOPIC_*, AUTH_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS.
+ * Shared: EDGE_DRAIN_MS (and the other EDGE_*), KAFKA_*, TOPIC_*, AUTH_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS,
+ * STREAM_* (catch-up rates, subscriptions per session: lib/stream/config.ts).
  */
 import { z } from 'zod';
 import { type ConfigOf, dataPath, host, int, port, section } from '../../lib/config/core.ts';
 import { authSection, edgeSection, kafkaSection, processSection } from '../../lib/config/shared.ts';
 import { ConfigError } from '../../lib/errors.ts';
+import { streamSection } from '../../lib/stream/config.ts';
 
 export const wtSection = section({
   name: 'wt',
@@ -49,5 +51,12 @@ export const wtSection = section({
 });
 
 /** The WebTransport edge's sections. */
-export const WT_SECTIONS = [kafkaSection, processSection, authSection, edgeSection, wtSection] as const;
+export const WT_SECTIONS = [
+  kafkaSection,
+  processSection,
+  authSection,
+  edgeSection,
+  wtSection,
+  streamSection,
+] as const;
 export type WtConfig = ConfigOf<typeof WT_SECTIONS>;

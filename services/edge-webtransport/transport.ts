@@ -12,7 +12,12 @@
 import type { Principal } from '../../lib/auth/verifier.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { HTTP_ERROR, type StreamAccess } from '../../lib/stream/access.ts';
-import type { FanOutHub, Selection } from '../../lib/stream/hub.ts';
+import type { StreamCore } from '../../lib/stream/core.ts';
+import { heartbeatEnvelope } from '../../lib/stream/envelope.ts';
+import type { Selection } from '../../lib/stream/hub.ts';
+import { ConnectionSubscriptions } from '../../lib/stream/multiplex.ts';
+import { refusedPositionText, type StreamOptions } from '../../lib/stream/options.ts';
+import type { ResumeDecision } from '../../lib/stream/resume.ts';
 import { selectionLabel } from '../../lib/stream/selection.ts';
 import type { CertificateInfo } from './cert.ts';
 import {
@@ -22,10 +27,12 @@ import {
   HandshakeError,
   type Verdict,
 } from './handshake.ts';
+import { readLines } from './lines.ts';
 import { PROTOCOL, type WtMetrics } from './metrics.ts';
-import { redactToken, routeWebTransport } from './route.ts';
+import { redactToken, routeOptions, routeWebTransport } from './route.ts';
 import { WtSession } from './session.ts';
 import type { WtConfig } from './settings.ts';
+import { WtSink } from './sink.ts';
 
 /** Close code of sessions ended by a shutdown (mirrors WebSocket 1001 "going away"). */
 export const GOING_AWAY = 1001;
@@ -36,15 +43,23 @@ const KEEP_ALIVE_MS = 10_000;
 const MAX_IDLE_MS = 30_000;
 /** After a refusal, the connection stays this long so the response reaches the client, ms. */
 const REFUSAL_GRACE_MS = 1_000;
+/** Longest command line a client may send, bytes (as a WebSocket command frame). */
+const MAX_COMMAND_BYTES = 1024;
+/** Close code when a resume could not read the log (mirrors WebSocket 1011; the client retries). */
+export const RESUME_FAILED = 1011;
+/** Close code when the client's command stream broke the protocol (a line too long). */
+export const BAD_COMMANDS = 1008;
 
 export interface WtTransportDeps {
-  readonly hub: FanOutHub;
+  readonly core: StreamCore;
   readonly metrics: WtMetrics;
   readonly logger: Logger;
   readonly wt: WtConfig['wt'];
   readonly certificate: Pick<CertificateInfo, 'certPem' | 'keyPem'>;
   /** Credential checks (protocol `wt`). */
   readonly access: StreamAccess;
+  /** Heartbeat period of envelope sessions, ms (EDGE_SSE_HEARTBEAT_MS). */
+  readonly heartbeatMs: number;
 }
 
 export interface WtTransport {
@@ -58,7 +73,7 @@ export interface WtTransport {
 }
 
 export function createWtTransport(deps: WtTransportDeps): WtTransport {
-  const { hub, metrics, wt } = deps;
+  const { core, metrics, wt } = deps;
   const log = deps.logger.child({ component: 'webtransport' });
   let endpoint: Deno.QuicEndpoint | undefined;
   let listener: Deno.QuicListener | undefined;
@@ -77,19 +92,36 @@ export function createWtTransport(deps: WtTransportDeps): WtTransport {
 
   async function serve(conn: Deno.QuicConn, remote: string): Promise<void> {
     let selection: Selection | undefined;
+    let options: StreamOptions | undefined;
+    let decision: Exclude<ResumeDecision, { kind: 'refused' }> = { kind: 'fresh' };
     let principal: Principal | undefined;
     const decide = async (request: { path: string; origin: string | undefined }): Promise<Verdict> => {
       if (stopping) return { status: 503, error: 'The edge is shutting down' };
       if (sessions.size >= wt.maxSessions) return { status: 503, error: 'Too many WebTransport sessions' };
       const route = routeWebTransport(request.path);
       if (!route.ok) return route;
+      const opted = routeOptions(request.path, route.selection);
+      if (!opted.ok) return opted;
       const v = await deps.access.check(
         'wt',
-        { credential: route.token, origin: request.origin, selection: route.selection },
+        {
+          credential: route.token,
+          origin: request.origin,
+          ...(route.selection ? { selection: route.selection } : { scope: 'stream:game' as const }),
+        },
         Date.now(),
       );
       if (!v.ok) return { status: v.status, error: `${HTTP_ERROR[v.status]} (${v.reason})` };
+      if (route.selection) {
+        const d = await core.decide(route.selection, opted.options.since);
+        if (d.kind === 'refused') {
+          core.report(PROTOCOL, d);
+          return { status: 400, error: refusedPositionText(d.reason) };
+        }
+        decision = d;
+      }
       selection = route.selection;
+      options = opted.options;
       principal = v.principal;
       return { status: 200 };
     };
@@ -113,9 +145,45 @@ export function createWtTransport(deps: WtTransportDeps): WtTransport {
       setTimeout(() => closeQuietly(conn, H3_NO_ERROR, result.error), REFUSAL_GRACE_MS);
       return;
     }
-    if (!selection) throw new Error('accepted without a selection'); // decide() sets it before 200
-    const session = new WtSession(selection, conn, result.datagramPrefix, result.connectWriter, metrics);
-    const unsubscribe = hub.subscribe(session);
+    if (!options) throw new Error('accepted without options'); // decide() sets them before 200
+    const { envelope, latest, lifecycle } = options;
+    const session = new WtSession(
+      conn,
+      result.datagramPrefix,
+      result.connectWriter,
+      metrics,
+      result.sessionId,
+    );
+    const subs: ConnectionSubscriptions = new ConnectionSubscriptions({
+      core,
+      protocol: PROTOCOL,
+      principal,
+      send: (text) => session.reliable.line(text),
+      sink: () =>
+        new WtSink(session, envelope, {
+          metrics,
+          resumeFailed: (sub, err) => {
+            log.warn({ remote, selection: selectionLabel(sub.selection), err: err.message }, 'resume failed');
+            if (envelope) subs.drop(sub, 503, 'Resume failed: the log cannot be read now; subscribe again');
+            else void session.close(RESUME_FAILED, 'resume failed');
+          },
+        }),
+    });
+    if (selection) subs.adopt(selection, decision, { latest, lifecycle });
+    if (envelope)
+      result.peerStreams.take((id, reader) => {
+        if (id !== result.sessionId) return void reader.cancel();
+        readLines(reader, MAX_COMMAND_BYTES, (line) => subs.command(line)).catch((err: Error) => {
+          log.info({ remote, err: err.message }, 'command stream refused');
+          void session.close(BAD_COMMANDS, 'bad command stream');
+        });
+      });
+    const beat = envelope
+      ? setInterval(() => {
+          for (const [name, sub] of subs.entries())
+            if (sub.live) session.reliable.line(heartbeatEnvelope(name, sub.tracker.text()));
+        }, deps.heartbeatMs)
+      : undefined;
     const untrack = deps.access.track(
       principal,
       () => void session.close(REVOKED, 'credential revoked'),
@@ -123,13 +191,14 @@ export function createWtTransport(deps: WtTransportDeps): WtTransport {
     );
     sessions.add(session);
     metrics.subscribers.inc({ protocol: PROTOCOL });
-    log.debug({ remote, selection: selectionLabel(selection) }, 'session open');
+    log.debug({ remote, selection: selection && selectionLabel(selection) }, 'session open');
     try {
       const end = await session.watch(result.connectReader);
       session.markClosed();
       log.debug({ remote, ...end }, 'session ended');
     } finally {
-      unsubscribe();
+      clearInterval(beat);
+      subs.closeAll();
       untrack();
       sessions.delete(session);
       metrics.subscribers.dec({ protocol: PROTOCOL });

@@ -72,6 +72,14 @@ export class TlvReader {
     }
   }
 
+  /** The next bytes as they come (what is buffered first), or undefined at the end of the stream. */
+  async bytes(): Promise<Uint8Array | undefined> {
+    if (this.buf.length === 0 && !(await this.fill())) return undefined;
+    const out = this.buf;
+    this.buf = new Uint8Array(0);
+    return out;
+  }
+
   /** Reads and drops everything until the stream ends or fails (keeps a stream the peer must not see closed open). */
   async discardAll(): Promise<void> {
     this.buf = new Uint8Array(0);
