@@ -1,8 +1,10 @@
+import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { FairnessInputError } from '../errors.ts';
 import {
   buildChain,
   chainSeed,
+  hmacSha256,
   parseHash,
   roundHmac,
   sha256,
@@ -112,5 +114,19 @@ describe('verification', () => {
     expect(roundHmac(h, 'wall-street', chain.commitment.toUpperCase()).equals(a)).toBe(true);
     expect(roundHmac(h, 'crash', chain.commitment).equals(a)).toBe(false);
     expect(sha256Times(h, 1).equals(chain.hashAt(0))).toBe(true);
+  });
+});
+
+describe('hmacSha256 and sha256 (one-shot hashes)', () => {
+  it('give the bytes of node:crypto createHmac and createHash for every key length', () => {
+    for (const keyLen of [0, 1, 31, 32, 63, 64, 65, 100]) {
+      const key = Buffer.from(Array.from({ length: keyLen }, (_, i) => (i * 37 + keyLen) & 0xff));
+      for (const msg of ['', 'crash:00ff', 'x'.repeat(200)]) {
+        const want = createHmac('sha256', key).update(msg).digest();
+        expect(hmacSha256(key, msg).equals(want), `key ${keyLen}, msg ${msg.length}`).toBe(true);
+        expect(hmacSha256(key, Buffer.from(msg)).equals(want)).toBe(true);
+      }
+      expect(sha256(key).equals(createHash('sha256').update(key).digest())).toBe(true);
+    }
   });
 });

@@ -72,6 +72,29 @@ describe('verifyReveal', () => {
   });
 });
 
+describe('verifyReveal: the recorded result', () => {
+  it('is equal only when every field is, reels included, and no field is added or missing', () => {
+    const chain = buildChain(SEED, 'slot', 0, 10);
+    const input = {
+      game: 'slot',
+      hash: chain.hashAt(3).toString('hex'),
+      index: 3,
+      commitment: chain.commitment,
+    };
+    const right = { game: 'slot', reels: ['bar', 'bell', 'bar'], multiplier: '0.00' } as const;
+    expect(verifyReveal(input, { ...right, reels: ['bar', 'bell', 'bar'] }).resultOk).toBe(true);
+    const wrong = [
+      { ...right, reels: ['bar', 'bell', 'seven'] },
+      { ...right, reels: ['bar', 'bell'] },
+      { ...right, multiplier: '0.01' },
+      { ...right, extra: 1 },
+      { game: 'slot', reels: ['bar', 'bell', 'bar'] },
+      { game: 'slot', reels: ['bar', 'bell', 'bar'], other: '0.00' },
+    ];
+    for (const w of wrong) expect(verifyReveal(input, w as never).resultOk, JSON.stringify(w)).toBe(false);
+  });
+});
+
 describe('verifyRound', () => {
   it.each(['crash', 'double', 'slot', 'wall-street'] as const)(
     'passes for every %s round the engine decides, across an epoch boundary',
