@@ -8,7 +8,7 @@ import { type ScanOptions, scanBackward } from '../../lib/log/rounds-log.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
 import { evolve, type GameState, initialState } from '../../rules/rounds/decider.ts';
 import type { BettingClosed, RoundEvent, RoundFinished, RoundOpened } from '../../rules/rounds/round.ts';
-import { RoundNotFoundError } from './errors.ts';
+import { RoundNotFoundError, RoundOpenError } from './errors.ts';
 
 /**
  * Each game's state from the log tail: the newest round (by round id) of each game, and for the
@@ -51,7 +51,8 @@ export async function recoverStates(
 /**
  * The round `roundId` of `game` and, when it is in the log, the round just before it
  * (`roundId - 1`), for the chain link check.
- * @throws RoundNotFoundError when the round is not in the topic.
+ * @throws RoundOpenError when the round is opened in the topic but not finished yet;
+ *   RoundNotFoundError when it is not in the topic at all.
  */
 export async function findRound(
   kafka: Kafka,
@@ -62,11 +63,13 @@ export async function findRound(
 ): Promise<{ round: RoundFinished; previous: RoundFinished | null }> {
   let round: RoundFinished | undefined;
   let previous: RoundFinished | undefined;
+  let opened: RoundOpened | undefined;
   let passed = false;
   await scanBackward(
     kafka,
     topic,
     (r) => {
+      if (r.type === 'RoundOpened' && r.game_slug === game && r.round_id === roundId) opened = r;
       if (r.type !== 'RoundFinished' || r.game_slug !== game) return;
       if (r.round_id === roundId) round = r;
       else if (r.round_id === roundId - 1) previous = r;
@@ -76,6 +79,11 @@ export async function findRound(
     () => passed || (round !== undefined && previous !== undefined),
     options,
   );
+  if (!round && opened)
+    throw new RoundOpenError(
+      `round ${roundId} of ${game} is open: it has not finished, so nothing is revealed yet`,
+      opened,
+    );
   if (!round) throw new RoundNotFoundError(`round ${roundId} of ${game} is not in ${topic}`);
   return { round, previous: previous ?? null };
 }

@@ -9,15 +9,23 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka } from '../../lib/log/kafka.ts';
-import { encodeRound } from '../../lib/log/rounds-codec.ts';
+import { encodeRound, encodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildChain } from '../../rules/fairness/chain.ts';
 import { GAME_SLUGS } from '../../rules/games/catalog.ts';
-import { type ChainSource, decide, evolve, initialState, ROUND_ID_BASE } from '../../rules/rounds/decider.ts';
+import {
+  type ChainSource,
+  decide,
+  evolve,
+  initialState,
+  nextRound,
+  ROUND_ID_BASE,
+} from '../../rules/rounds/decider.ts';
+import { closeBetting, openRound } from '../../rules/rounds/lifecycle.ts';
 import type { RoundFinished } from '../../rules/rounds/round.ts';
 import { loadConfig } from '../../tests/support/config.ts';
-import { RoundNotFoundError } from './errors.ts';
+import { RoundNotFoundError, RoundOpenError } from './errors.ts';
 import { findRound } from './log-tail.ts';
 import { runVerify } from './verify-cli.ts';
 
@@ -73,6 +81,18 @@ beforeAll(async () => {
     acks: -1,
     messages: rounds.map((r) => ({ key: r.game_slug, value: encodeRound(r) })),
   });
+  // The slot round after the genuine ones is open: RoundOpened and BettingClosed, no result yet.
+  let slotState = initialState('slot');
+  for (const r of rounds.filter((x) => x.game_slug === 'slot')) slotState = evolve(slotState, r);
+  const open = openRound(nextRound(slotState, chains), Date.now(), 3000, 1);
+  await producer.send({
+    topic,
+    acks: -1,
+    messages: [open, closeBetting(open, Date.now())].map((e) => ({
+      key: 'slot',
+      value: encodeRoundEvent(e),
+    })),
+  });
   await producer.disconnect();
 });
 
@@ -121,6 +141,15 @@ describe('verify CLI with --round', () => {
     const other = await cli('--game', 'crash', '--round', String(3 * ROUND_ID_BASE + 1));
     expect(other.code).toBe(2);
     expect(other.err).toMatch(/not in/);
+  });
+
+  it('reports a round that is open as OPEN with its chain position, not as a failure', async () => {
+    const id = 3 * ROUND_ID_BASE + PER_GAME + 1;
+    const r = await cli('--game', 'slot', '--round', String(id));
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(new RegExp(`^round: +${id} \\(epoch \\d+, index \\d+\\)`));
+    expect(r.out.split('\n').at(-1)).toMatch(/^OPEN/);
+    await expect(findRound(kafka, topic, 'slot', id)).rejects.toBeInstanceOf(RoundOpenError);
   });
 
   it('works as the real process (npm run verify) with exit status 0 and 1', async () => {

@@ -6,7 +6,9 @@
  *
  * The second form reads the round (and the one before it, for the chain link) from the rounds
  * topic of KAFKA_BROKERS / TOPIC_NAMESPACE. Prints the result and each check, then OK or FAIL.
- * Exit status: 0 OK, 1 FAIL, 2 bad input or round not found.
+ * A round that is open (RoundOpened in the log, not finished) is reported as OPEN with its chain
+ * position, not as a failure: its hash is revealed when it finishes.
+ * Exit status: 0 OK or OPEN, 1 FAIL, 2 bad input or round not found.
  */
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
@@ -20,6 +22,7 @@ import { type Verification, verifyReveal, verifyRound } from '../../rules/fairne
 import { gameBySlug } from '../../rules/games/catalog.ts';
 import { extrasOf, type RoundFinished } from '../../rules/rounds/round.ts';
 import { loadEngineConfig } from './config.ts';
+import { RoundOpenError } from './errors.ts';
 import { findRound } from './log-tail.ts';
 
 export interface CliIo {
@@ -99,6 +102,16 @@ export async function runVerify(argv: readonly string[], io: CliIo): Promise<num
     const input = { game: game.slug, hash: o.hash, index: o.index, commitment: o.commitment };
     return report(io, verifyReveal(o.previous ? { ...input, previousHash: o.previous } : input));
   } catch (err) {
+    if (err instanceof RoundOpenError) {
+      const o = err.opened;
+      io.out(`round:      ${o.round_id} (epoch ${o.chain_epoch}, index ${o.chain_index})`);
+      io.out(`commitment: ${o.commitment}`);
+      io.out(
+        `betting:    ${new Date(o.betting_opens_at).toISOString()} to ${new Date(o.betting_closes_at).toISOString()}`,
+      );
+      io.out('OPEN (not finished yet: its hash is revealed with its result)');
+      return 0;
+    }
     if (!(err instanceof AppError)) throw err;
     io.err(`error: ${err.message}`);
     return 2;
