@@ -4,10 +4,13 @@
  * the `SubscriptionHost` every transport's subscriptions run on (lib/stream/subscriber.ts).
  */
 import type { Kafka } from 'kafkajs';
+import type { SharedConfig } from '../config/shared.ts';
+import { topicName } from '../log/topics.ts';
 import type { Logger } from '../logger.ts';
 import { CatchUpScheduler, memoryCursor } from './catch-up.ts';
 import type { StreamConfig } from './config.ts';
-import type { FanOutHub, Selection } from './hub.ts';
+import { FanOutHub, type Selection } from './hub.ts';
+import { LifecycleUpdate } from './lifecycle.ts';
 import { logCursor } from './log-cursor.ts';
 import { LogHistory } from './log-history.ts';
 import type { EdgeMetrics } from './metrics.ts';
@@ -15,7 +18,7 @@ import type { Position, PositionTracker } from './position.ts';
 import { RecentRounds } from './recent.ts';
 import { decideResume, LOOKBACK_MARGIN_MS, type ResumeDecision } from './resume.ts';
 import { slugsOf } from './selection.ts';
-import type { RoundSource } from './source.ts';
+import { createRoundSource, type RoundSource } from './source.ts';
 import type { CatchUpPlan, StartOutcome, SubscriptionHost } from './subscriber.ts';
 
 export interface StreamCoreDeps {
@@ -123,4 +126,43 @@ export function createStreamCore(deps: StreamCoreDeps): StreamCore {
       await history.stop();
     },
   };
+}
+
+/** The stream pieces of one edge process: its hub, its rounds source feeding it, and its core. */
+export interface EdgeStreams {
+  readonly hub: FanOutHub;
+  readonly source: RoundSource;
+  readonly core: StreamCore;
+}
+
+/**
+ * Builds the hub, the source of every partition of `rounds` (lifecycle events go to the hub too)
+ * and the stream core, as both edges run them. Start the source, then the core.
+ */
+export function createEdgeStreams(deps: {
+  readonly kafka: Kafka;
+  readonly config: Pick<SharedConfig, 'kafka'> & { readonly stream: StreamConfig };
+  readonly logger: Logger;
+  readonly metrics: EdgeMetrics;
+}): EdgeStreams {
+  const { kafka, config, logger, metrics } = deps;
+  const hub = new FanOutHub();
+  const source = createRoundSource({
+    kafka,
+    config,
+    logger,
+    hub,
+    metrics,
+    onLifecycle: (event, at) => hub.publishLifecycle(new LifecycleUpdate(event, at)),
+  });
+  const core = createStreamCore({
+    hub,
+    source,
+    kafka,
+    topic: topicName(config, 'rounds'),
+    config: config.stream,
+    logger,
+    metrics,
+  });
+  return { hub, source, core };
 }

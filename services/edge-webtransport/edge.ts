@@ -6,14 +6,12 @@
  */
 import { startKeyTable } from '../../lib/auth/key-table.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
-import { topicName } from '../../lib/log/topics.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createStreamAccess, type StreamAccess } from '../../lib/stream/access.ts';
-import { createStreamCore } from '../../lib/stream/core.ts';
-import { FanOutHub } from '../../lib/stream/hub.ts';
-import { LifecycleUpdate } from '../../lib/stream/lifecycle.ts';
+import { createEdgeStreams } from '../../lib/stream/core.ts';
+import type { FanOutHub } from '../../lib/stream/hub.ts';
 import { initProtocolSeries } from '../../lib/stream/metrics.ts';
-import { createRoundSource, type RoundSource } from '../../lib/stream/source.ts';
+import type { RoundSource } from '../../lib/stream/source.ts';
 import { type CertificateInfo, loadCertificate } from './cert.ts';
 import { createHttpHandler } from './http.ts';
 import { createWtMetrics, PROTOCOL, type WtMetrics } from './metrics.ts';
@@ -46,26 +44,9 @@ export interface WtEdge {
 export function buildWtEdge(deps: WtEdgeDeps): WtEdge {
   const { config } = deps;
   const logger = deps.logger.child({ component: 'edge-webtransport' });
-  const hub = new FanOutHub();
   const metrics = createWtMetrics();
   const kafka = createKafka(config, 'edge-webtransport', deps.logger);
-  const source = createRoundSource({
-    kafka,
-    config,
-    logger: deps.logger,
-    hub,
-    metrics,
-    onLifecycle: (event, at) => hub.publishLifecycle(new LifecycleUpdate(event, at)),
-  });
-  const core = createStreamCore({
-    hub,
-    source,
-    kafka,
-    topic: topicName(config, 'rounds'),
-    config: config.stream,
-    logger: deps.logger,
-    metrics,
-  });
+  const { hub, source, core } = createEdgeStreams({ kafka, config, logger: deps.logger, metrics });
   let transport: WtTransport | undefined;
   let server: Deno.HttpServer<Deno.NetAddr> | undefined;
   let certificate: CertificateInfo | undefined;

@@ -16,14 +16,12 @@ import {
   seedFrameworkErrors,
 } from '../../lib/http/error-form.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
-import { topicName } from '../../lib/log/topics.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { type AccessKeyTable, createStreamAccess, type StreamAccess } from '../../lib/stream/access.ts';
-import { createStreamCore, type StreamCore } from '../../lib/stream/core.ts';
-import { FanOutHub } from '../../lib/stream/hub.ts';
-import { LifecycleUpdate } from '../../lib/stream/lifecycle.ts';
+import { createEdgeStreams, type StreamCore } from '../../lib/stream/core.ts';
+import type { FanOutHub } from '../../lib/stream/hub.ts';
 import { createEdgeMetrics, type EdgeMetrics, initProtocolSeries } from '../../lib/stream/metrics.ts';
-import { createRoundSource, type RoundSource } from '../../lib/stream/source.ts';
+import type { RoundSource } from '../../lib/stream/source.ts';
 import type { EdgeConfig } from './config.ts';
 import { createGrpcTransport } from './transports/grpc/grpc.ts';
 import { createGrpcProxyTransport } from './transports/grpc-proxy/grpc-proxy.ts';
@@ -74,26 +72,9 @@ export function defaultTransports(): Transport[] {
 export function buildEdge(deps: EdgeDeps): Edge {
   const { config } = deps;
   const logger = deps.logger.child({ component: 'edge' });
-  const hub = new FanOutHub();
   const metrics = createEdgeMetrics();
   const kafka = createKafka(config, 'edge', deps.logger);
-  const source = createRoundSource({
-    kafka,
-    config,
-    logger: deps.logger,
-    hub,
-    metrics,
-    onLifecycle: (event, at) => hub.publishLifecycle(new LifecycleUpdate(event, at)),
-  });
-  const core = createStreamCore({
-    hub,
-    source,
-    kafka,
-    topic: topicName(config, 'rounds'),
-    config: config.stream,
-    logger: deps.logger,
-    metrics,
-  });
+  const { hub, source, core } = createEdgeStreams({ kafka, config, logger: deps.logger, metrics });
   const transports = deps.transports ?? defaultTransports();
   // SSE streams stay open for hours; fastify's request timeout must not cut them. A slug of any
   // length reaches the selection parser (400 "Invalid game slug", as the API answers it, not the
