@@ -3,7 +3,10 @@
 #
 # Ctrl-C (SIGINT) or SIGTERM stops the services (SIGTERM to each, they shut down gracefully), then
 # stops the Kafka and Postgres that this run started; ones that were already running, and external
-# ones (KAFKA_BROKERS, DATABASE_URL), are left alone. Exit status: non-zero when a service failed.
+# ones (KAFKA_BROKERS, DATABASE_URL), are left alone. Exit status: 0 after a requested stop when every
+# service stopped cleanly (each exits 0 after its graceful stop); non-zero when a service failed or
+# did not stop cleanly. For development the stop is bounded tighter than a deployment's (issue 13
+# item 8: everything within 15 s): SHUTDOWN_TIMEOUT_MS 10 s and EDGE_DRAIN_MS 2 s unless set.
 set -euo pipefail
 # shellcheck source=scripts/_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/_common.sh"
@@ -25,15 +28,22 @@ cleanup() {
   if [[ -n "$services_pid" ]] && kill -0 "$services_pid" 2>/dev/null; then
     say start "stopping services"
     kill -TERM "$services_pid" 2>/dev/null || true
-    wait "$services_pid" 2>/dev/null || true
+    # concurrently exits 0 only when every service exited 0 (each runs under `exec`, so its status
+    # is the service's own, not that of a shell killed by the signal).
+    local services_rc=0
+    wait "$services_pid" 2>/dev/null || services_rc=$?
+    if ((services_rc != 0)); then
+      say start "a service did not stop cleanly (status $services_rc)"
+      rc=1
+    fi
   fi
   bash scripts/infra.sh down || rc=1
   rm -f "$INFRA_OWNED_FILE"
   exit "$rc"
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# A requested stop is not a failure: cleanup decides the status from how the services stopped.
+trap 'exit 0' INT TERM
 
 bash scripts/infra.sh up
 
@@ -46,6 +56,9 @@ service_env=(
   KAFKAJS_NO_PARTITIONER_WARNING=1
   # Simulated players betting through the operator sandbox (issue 5); BOTS_PLAYERS=0 turns them off.
   BOTS_PLAYERS="${BOTS_PLAYERS:-6}"
+  # A quick stop for development (a deployment keeps the defaults: 30 s, 5 s).
+  SHUTDOWN_TIMEOUT_MS="${SHUTDOWN_TIMEOUT_MS:-10000}"
+  EDGE_DRAIN_MS="${EDGE_DRAIN_MS:-2000}"
 )
 
 api_url="http://${GATEWAY_HOST:-127.0.0.1}:${GATEWAY_PORT:-8080}/"
@@ -72,16 +85,16 @@ setsid env "${service_env[@]}" node_modules/.bin/concurrently \
   --names round-engine,projector,api,edge,edge-wt,gateway,sandbox,settlement,wallet-saga,bots \
   --prefix-colors blue,magenta,green,cyan,yellow,white,gray,red,green,gray \
   --kill-signal SIGTERM \
-  "node --import tsx services/round-engine/main.ts" \
-  "node --import tsx services/projector/main.ts" \
-  "node --import tsx services/api/main.ts" \
-  "node --import tsx services/edge/main.ts" \
-  "node_modules/.bin/deno run --unstable-net --allow-net --allow-read --allow-write=.data --allow-env --allow-sys services/edge-webtransport/main.ts" \
-  "node --import tsx services/gateway/main.ts" \
-  "node --import tsx services/operator-sandbox/main.ts" \
-  "node --import tsx services/settlement/main.ts" \
-  "node --import tsx services/wallet-saga/main.ts" \
-  "node --import tsx services/bots/main.ts" &
+  "exec node --import tsx services/round-engine/main.ts" \
+  "exec node --import tsx services/projector/main.ts" \
+  "exec node --import tsx services/api/main.ts" \
+  "exec node --import tsx services/edge/main.ts" \
+  "exec node_modules/.bin/deno run --unstable-net --allow-net --allow-read --allow-write=.data --allow-env --allow-sys services/edge-webtransport/main.ts" \
+  "exec node --import tsx services/gateway/main.ts" \
+  "exec node --import tsx services/operator-sandbox/main.ts" \
+  "exec node --import tsx services/settlement/main.ts" \
+  "exec node --import tsx services/wallet-saga/main.ts" \
+  "exec node --import tsx services/bots/main.ts" &
 services_pid=$!
 
 # Repeat the address once the API answers, since service logs scroll the first banner away.

@@ -18,6 +18,7 @@
  */
 
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
 import proxy from '@fastify/http-proxy';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { frameworkErrorReply, SEED_CORS_HEADERS, seedFrameworkErrors } from '../../lib/http/error-form.ts';
@@ -134,6 +135,11 @@ export function buildGateway(deps: GatewayDeps): Gateway {
 
   let listening = 0;
   let ops: OpsServer | undefined;
+  const sockets = new Set<Socket>();
+  app.server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
   return {
     app,
     tunnel,
@@ -159,7 +165,12 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     async stop() {
       tunnel.closeAll();
       listening = 0;
-      await app.close();
+      const closed = app.close();
+      // Every client socket goes now, upgraded or half-closed ones included (the HTTP server's own
+      // forced close covers only sockets it still parses): a stop never waits on a client (issue 13
+      // item 8: once the gateway outlived its 30 s bound with clients connected).
+      for (const s of sockets) s.destroy();
+      await closed;
       await ops?.close();
       logger.info('gateway stopped');
     },
