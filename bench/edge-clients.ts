@@ -12,7 +12,16 @@
  * - `{ op: 'close' }` → `{}` after every subscriber is destroyed; the process then exits.
  */
 import type { DataStreamClient } from '../services/edge/transports/grpc/proto.ts';
-import { type Conn, grpcClients, openGrpc, openSse, openWs, Recorder, wallNow } from './edge-wire.ts';
+import {
+  type Conn,
+  grpcClients,
+  openGrpc,
+  openSse,
+  openWs,
+  Recorder,
+  type WsProtocol,
+  wallNow,
+} from './edge-wire.ts';
 
 export type Protocol = 'ws' | 'sse' | 'grpc';
 
@@ -27,6 +36,8 @@ export interface OpenRequest {
   localAddresses: string[];
   concurrency: number;
   grpcChannels: number;
+  /** WebSocket: a server protocol's hello and pings (bench/edge-wire.ts WsProtocol). */
+  ws?: WsProtocol;
 }
 export type Request =
   | OpenRequest
@@ -73,7 +84,7 @@ async function open(r: OpenRequest): Promise<OpenReply> {
       localAddress: r.localAddresses[i % r.localAddresses.length],
       timeoutMs: HANDSHAKE_TIMEOUT_MS,
     };
-    return r.protocol === 'ws' ? openWs(target, rec) : openSse(target, rec);
+    return r.protocol === 'ws' ? openWs(target, rec, r.ws) : openSse(target, rec);
   };
   const lane = async () => {
     while (next < r.count) {

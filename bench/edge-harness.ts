@@ -11,6 +11,7 @@ import { createKafka } from '../lib/log/kafka.ts';
 import { encodeRound } from '../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
+import { toStreamForm } from '../rules/rounds/round.ts';
 import { type Config, loadConfig } from '../tests/support/config.ts';
 import { sampleValue } from '../tests/support/metrics.ts';
 import { waitFor } from '../tests/support/poll.ts';
@@ -31,7 +32,18 @@ export interface BenchLog {
   close(): Promise<void>;
 }
 
-export async function openBenchLog(prefix: string): Promise<BenchLog> {
+export interface BenchLogOptions {
+  /**
+   * Each round also as a record of its stream-form JSON (what the edge sends a subscriber, with
+   * `timestamp` = the time it was made, Unix ms) carrying the header `header` = `channel`: the form
+   * Centrifugo's Kafka consumer publishes in its publication data mode. Same topic, same key, right
+   * after the Avro record; the edge skips it as undecodable, Centrifugo skips records without the
+   * header.
+   */
+  readonly jsonTwin?: { readonly header: string; readonly channel: string };
+}
+
+export async function openBenchLog(prefix: string, o: BenchLogOptions = {}): Promise<BenchLog> {
   const ns = `${uniqueId(prefix)}-`;
   const config = loadConfig(process.env, { TOPIC_NAMESPACE: ns });
   const kafka = createKafka(config, prefix, createLogger('bench', 'warn'));
@@ -42,9 +54,13 @@ export async function openBenchLog(prefix: string): Promise<BenchLog> {
   await producer.connect();
   const topic = topicName(config, 'rounds');
   let seq = 0;
-  const message = () => {
+  const twin = o.jsonTwin;
+  const messagesOfOne = () => {
     const r = syntheticRound(0, ++seq, Date.now());
-    return { key: r.game_slug, value: encodeRound(r) };
+    const avro = { key: r.game_slug, value: encodeRound(r) };
+    if (!twin) return [avro];
+    const json = JSON.stringify(toStreamForm(r, Date.now()));
+    return [avro, { key: r.game_slug, value: json, headers: { [twin.header]: twin.channel } }];
   };
   return {
     ns,
@@ -53,11 +69,11 @@ export async function openBenchLog(prefix: string): Promise<BenchLog> {
       const t0 = Date.now();
       for (let i = 0; i < n; i++) {
         await sleep(t0 + i * gapMs - Date.now());
-        await producer.send({ topic, acks: -1, messages: [message()] });
+        await producer.send({ topic, acks: -1, messages: messagesOfOne() });
       }
     },
     async burst(n) {
-      await producer.send({ topic, acks: -1, messages: Array.from({ length: n }, message) });
+      await producer.send({ topic, acks: -1, messages: Array.from({ length: n }, messagesOfOne).flat() });
     },
     async close() {
       await producer.disconnect();
@@ -99,6 +115,11 @@ export interface NodeEdgeOptions {
   readonly gcHook?: boolean;
   /** Extra node flags (e.g. `--cpu-prof`, `--cpu-prof-dir=<dir>`). */
   readonly nodeFlags?: readonly string[];
+  /** The node binary (default: this process's) and the checkout it runs the edge from (default: this one). */
+  readonly node?: string;
+  readonly cwd?: string;
+  /** Environment added to (or replacing) the edge's defaults below. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Starts services/edge/main.ts on free ports and waits for /ready. */
@@ -110,22 +131,28 @@ export async function startNodeEdge(log: BenchLog, o: NodeEdgeOptions = {}): Pro
       ? ['--expose-gc', '--import', 'tsx', '--import', './bench/edge-gc-hook.ts']
       : ['--import', 'tsx']),
   ];
-  const service = startProcess(process.execPath, [...flags, 'services/edge/main.ts'], {
-    TOPIC_NAMESPACE: log.ns,
-    EDGE_HOST: '127.0.0.1',
-    EDGE_HTTP_PORT: String(ports.http),
-    EDGE_WS_PORT: String(ports.ws),
-    GRPC_HOST: '127.0.0.1',
-    GRPC_PORT: String(ports.grpc),
-    EDGE_DRAIN_MS: '500',
-    // Subscribers connect without a credential on every protocol (gRPC requires one by default):
-    // a credential is verified once when a stream opens, never per delivered round, so this
-    // leaves the delivery figures as they are and only spares the set-up of keys.
-    AUTH_REQUIRE_WS: 'false',
-    AUTH_REQUIRE_SSE: 'false',
-    AUTH_REQUIRE_GRPC: 'false',
-    LOG_LEVEL: 'warn',
-  });
+  const service = startProcess(
+    o.node ?? process.execPath,
+    [...flags, 'services/edge/main.ts'],
+    {
+      TOPIC_NAMESPACE: log.ns,
+      EDGE_HOST: '127.0.0.1',
+      EDGE_HTTP_PORT: String(ports.http),
+      EDGE_WS_PORT: String(ports.ws),
+      GRPC_HOST: '127.0.0.1',
+      GRPC_PORT: String(ports.grpc),
+      EDGE_DRAIN_MS: '500',
+      // Subscribers connect without a credential on every protocol (gRPC requires one by default):
+      // a credential is verified once when a stream opens, never per delivered round, so this
+      // leaves the delivery figures as they are and only spares the set-up of keys.
+      AUTH_REQUIRE_WS: 'false',
+      AUTH_REQUIRE_SSE: 'false',
+      AUTH_REQUIRE_GRPC: 'false',
+      LOG_LEVEL: 'warn',
+      ...o.env,
+    },
+    o.cwd,
+  );
   await waitFor(
     'the edge to be ready',
     async () => {

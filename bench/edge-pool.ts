@@ -6,6 +6,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import type { OpenReply, Protocol, Request, StatsReply } from './edge-clients.ts';
 import { sleep } from './edge-harness.ts';
+import type { WsProtocol } from './edge-wire.ts';
 import { latencySummary } from './lib.ts';
 
 /** Subscribers of one protocol, however they are held (client processes, a browser). */
@@ -66,6 +67,8 @@ export interface ProcessClientsOptions {
   readonly grpcChannels?: number;
   /** Source addresses per process (127.A.<process>.1..n; A random per run, so TIME_WAIT never collides). */
   readonly addressesPerProcess?: number;
+  /** WebSocket: a server protocol's hello and pings (bench/edge-wire.ts WsProtocol). */
+  readonly ws?: WsProtocol;
 }
 
 /** Subscribers held by forked client processes. */
@@ -93,6 +96,7 @@ export function processClients(o: ProcessClientsOptions): ClientGroup {
             localAddresses,
             concurrency: o.concurrency ?? 64,
             grpcChannels: o.grpcChannels ?? 1,
+            ...(o.ws ? { ws: o.ws } : {}),
           });
         }),
       );

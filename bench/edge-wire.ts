@@ -71,14 +71,29 @@ const TS_KEY = Buffer.from('"timestamp":');
 /** The integer after `"timestamp":` in `buf[start, end)`, or NaN. */
 function timestampIn(buf: Buffer, start: number, end: number): number {
   const at = buf.subarray(start, end).lastIndexOf(TS_KEY);
-  if (at < 0) return Number.NaN;
+  return at < 0 ? Number.NaN : integerAt(buf, start + at + TS_KEY.length, end);
+}
+
+function integerAt(buf: Buffer, from: number, end: number): number {
   let n = 0;
-  for (let i = start + at + TS_KEY.length; i < end; i++) {
+  for (let i = from; i < end; i++) {
     const c = buf[i] as number;
     if (c < 48 || c > 57) break;
     n = n * 10 + (c - 48);
   }
   return n;
+}
+
+/**
+ * Records every `"timestamp":` of `buf[start, end)`: a server may put several rounds in one frame
+ * (Centrifugo joins the pushes of one write with newlines).
+ */
+function recordAll(rec: Recorder, buf: Buffer, start: number, end: number): void {
+  let at = buf.indexOf(TS_KEY, start);
+  while (at >= 0 && at < end) {
+    rec.add(integerAt(buf, at + TS_KEY.length, end));
+    at = buf.indexOf(TS_KEY, at + TS_KEY.length);
+  }
 }
 
 export interface Target {
@@ -128,8 +143,40 @@ function handshake(t: Target, request: string, expect: RegExp): Promise<{ sock: 
   });
 }
 
-/** One WebSocket subscriber of `t.path`. @throws on a refused upgrade or timeout. */
-export async function openWs(t: Target, rec: Recorder): Promise<Conn> {
+/** Extras of a WebSocket subscriber for servers with a protocol of their own (Centrifugo's JSON protocol). */
+export interface WsProtocol {
+  /** A text message sent once the upgrade is done (e.g. connect and subscribe commands). */
+  readonly hello?: string;
+  /** Answer a text message `{}` (the server's application ping) with `{}`. */
+  readonly answerEmptyPings?: boolean;
+}
+
+/** A masked client text frame of `text` (RFC 6455 §5.3; the zero mask leaves the payload as it is). */
+function clientTextFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  const len = payload.length;
+  const head =
+    len < 126 ? Buffer.from([0x81, 0x80 | len]) : Buffer.from([0x81, 0x80 | 126, len >> 8, len & 0xff]);
+  return Buffer.concat([head, Buffer.alloc(4), payload]);
+}
+
+const EMPTY_PING = clientTextFrame('{}');
+
+/** Whether one of the newline-separated messages of `payload` is `{}`. */
+function hasEmptyLine(payload: Buffer): boolean {
+  if (payload.length === 2) return payload[0] === 0x7b && payload[1] === 0x7d;
+  return (
+    payload.subarray(0, 3).equals(Buffer.from('{}\n')) ||
+    payload.includes('\n{}\n') ||
+    payload.subarray(payload.length - 3).equals(Buffer.from('\n{}'))
+  );
+}
+
+/**
+ * One WebSocket subscriber of `t.path`; every `"timestamp":` of a data frame counts as a delivery.
+ * @throws on a refused upgrade or timeout.
+ */
+export async function openWs(t: Target, rec: Recorder, proto: WsProtocol = {}): Promise<Conn> {
   const req =
     `GET ${t.path} HTTP/1.1\r\nHost: ${t.host}:${t.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
     'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n';
@@ -156,14 +203,18 @@ export async function openWs(t: Target, rec: Recorder): Promise<Conn> {
       if (b1 & 0x80) hdr += 4;
       if (buf.length - i < hdr + len) break;
       const op = b0 & 0x0f;
-      if (op === 1 || op === 2) rec.add(timestampIn(buf, i + hdr, i + hdr + len));
-      else if (op === 9) sock.write(Buffer.from([0x8a, 0x80, 0, 0, 0, 0]));
+      if (op === 1 || op === 2) {
+        if (proto.answerEmptyPings && hasEmptyLine(buf.subarray(i + hdr, i + hdr + len)))
+          sock.write(EMPTY_PING);
+        recordAll(rec, buf, i + hdr, i + hdr + len);
+      } else if (op === 9) sock.write(Buffer.from([0x8a, 0x80, 0, 0, 0, 0]));
       i += hdr + len;
     }
     if (i < buf.length) pending = buf.subarray(i);
   };
   sock.on('data', onData);
   sock.on('error', () => sock.destroy());
+  if (proto.hello) sock.write(clientTextFrame(proto.hello));
   if (rest.length > 0) onData(rest);
   return { close: () => sock.destroy() };
 }

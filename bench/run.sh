@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark against the local infrastructure (started if needed) and prints the figures.
-# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|auth|wallet|analytics|rebuild]
+# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|peers|auth|wallet|analytics|rebuild]
+# `peers` (issue 14) is not part of `all`: it builds Centrifugo with go install on its first run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/_common.sh
@@ -12,9 +13,9 @@ bash scripts/ensure-deps.sh
 bash scripts/infra.sh up
 which=${1:-all}
 case $which in
-  all | projector | rest | latency | edge-latency | edge-fanout | auth | wallet | analytics | rebuild) ;;
+  all | projector | rest | latency | edge-latency | edge-fanout | peers | auth | wallet | analytics | rebuild) ;;
   *)
-    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|auth|wallet|analytics|rebuild|all)" >&2
+    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|peers|auth|wallet|analytics|rebuild|all)" >&2
     exit 2
     ;;
 esac
@@ -28,6 +29,11 @@ if [[ $which == all || $which == edge-fanout ]]; then
   ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
   echo "open files limit: $(ulimit -n)"
   npx tsx bench/edge-fanout.ts
+fi
+# `npm run bench -- peers --servers edge,centrifugo,edge-node20,bun,ws --levels 10000`: options go to bench/peers.ts.
+if [[ $which == peers ]]; then
+  ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+  npx tsx bench/peers.ts "${@:2}"
 fi
 if [[ $which == all || $which == auth ]]; then npx tsx bench/auth.ts; fi
 # `npm run bench -- analytics --rounds 200000`: the options after the name go to bench/analytics-replay.ts.
