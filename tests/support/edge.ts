@@ -8,11 +8,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
 import { appendKeyEvent, type KeyEvent } from '../../lib/auth/key-events.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
-import { encodeRound } from '../../lib/log/rounds-codec.ts';
+import { encodeRound, encodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
-import type { RoundFinished } from '../../rules/rounds/round.ts';
+import type { RoundEvent, RoundFinished } from '../../rules/rounds/round.ts';
 import { buildEdge, type Edge, type Transport } from '../../services/edge/edge.ts';
 import { type Config, loadConfig } from './config.ts';
 import { until } from './poll.ts';
@@ -33,6 +33,8 @@ export interface TestLog {
   readonly topic: string;
   /** Appends rounds in order (key = game slug, as the engine does). */
   append(rounds: readonly RoundFinished[]): Promise<void>;
+  /** Appends any events of `rounds` in order (lifecycle events too), keyed by game slug. */
+  appendEvents(events: readonly RoundEvent[]): Promise<void>;
   /** Appends a record that is not a decodable round. */
   appendGarbage(): Promise<void>;
   /** The token signing secret of this namespace's config (AUTH_TOKEN_SECRET). */
@@ -69,6 +71,13 @@ export async function createTestLog(overrides: Record<string, string | number> =
         topic,
         acks: -1,
         messages: rounds.map((r) => ({ key: r.game_slug, value: encodeRound(r) })),
+      });
+    },
+    async appendEvents(events) {
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: events.map((e) => ({ key: e.game_slug, value: encodeRoundEvent(e) })),
       });
     },
     async appendGarbage() {

@@ -1,0 +1,336 @@
+/**
+ * The rounds client: subscriptions over one transport, reconnected with backoff and jitter, each
+ * resumed from its last position, so the application sees every round once and, per game, in
+ * order, across reconnects and edge restarts.
+ *
+ * Per subscription the client keeps the last position the server gave and the last round id of
+ * each game. A round at or below that id is a repeat and dropped; a live round whose `prev` (or a
+ * heartbeat whose position) names a round the client never got means a lost datagram: the
+ * subscription is resumed from its position. Live rounds that overtake the end of a catch-up
+ * (WebTransport's datagrams may) are held until the `recovered` message and then given in order.
+ */
+import { type BackoffOptions, backoffDelay } from './backoff.ts';
+import { type Credentials, credentialFor } from './credentials.ts';
+import { roundsOf } from './position.ts';
+import type { CloseInfo, Connection, SubscribeRequest, Transport } from './transport.ts';
+import {
+  type Envelope,
+  type LifecycleMessage,
+  type RecoveredInfo,
+  type Selection,
+  type ServerError,
+  type StreamRound,
+  subscriptionName,
+} from './types.ts';
+
+export interface ClientOptions {
+  /**
+   * The platform's origin, e.g. `https://casino.example` (pages: `location.origin`), or several
+   * (edges without a balancer in front): each (re)connection takes the next one in turn.
+   */
+  readonly baseUrl: string | readonly string[];
+  /** websocketTransport(), sseTransport(), webTransport() or, in Node, grpcTransport(). */
+  readonly transport: Transport;
+  readonly credentials?: Credentials;
+  readonly reconnect?: BackoffOptions;
+  /** fetch for token requests (default: the global one). */
+  readonly fetch?: typeof fetch;
+}
+
+/** `connecting` (first time), `open`, `reconnecting` (waiting `delayMs`, then connecting), `closed`. */
+export type ClientState = 'connecting' | 'open' | 'reconnecting' | 'closed';
+
+export interface StateChange {
+  readonly state: ClientState;
+  readonly previous: ClientState;
+  /** Reconnection attempt (1 for the first) while reconnecting. */
+  readonly attempt?: number;
+  /** Delay before the next attempt, ms (reconnecting). */
+  readonly delayMs?: number;
+  /** Why the connection ended (reconnecting, closed). */
+  readonly reason?: string;
+}
+
+/** How a round reached the application. */
+export interface RoundMeta {
+  /** Where this subscription resumes after this round. */
+  readonly position: string;
+  /** The latest round sent on subscribe (`latest: true`), not a new one. */
+  readonly initial: boolean;
+  /** Replayed by a catch-up (it happened while the client was away). */
+  readonly replay: boolean;
+}
+
+export interface SubscribeOptions {
+  /** Resume from this position (a `position` of an earlier run); default: live from now. */
+  readonly since?: string;
+  /** The latest round of each game first (on the first subscribe only; resumes replay instead). */
+  readonly latest?: boolean;
+  /** Lifecycle messages (round-opened, betting-closed). */
+  readonly lifecycle?: boolean;
+  onRound?(round: StreamRound, meta: RoundMeta): void;
+  onLifecycle?(message: LifecycleMessage): void;
+  /** After each (re)subscribe's catch-up: whether the resume was complete. */
+  onRecovered?(info: RecoveredInfo): void;
+  /** The server refused the subscription (e.g. 404 unknown game, 429 too many); it is not retried. */
+  onError?(error: ServerError): void;
+}
+
+/** A subscription of the client. */
+export interface Subscription {
+  /** `game:crash`, `type:multiplier` or `all`. */
+  readonly name: string;
+  /** Where it resumes: the last position the server gave, or undefined before any. */
+  readonly position: string | undefined;
+  /** Stops it. */
+  close(): void;
+}
+
+type Listener = (change: StateChange) => void;
+
+/** Live rounds held while a catch-up is not over, at most (more: resume instead). */
+const MAX_HELD = 10_000;
+/** Delay before re-asking a subscription the server could not start (503), ms. */
+const RETRY_SUBSCRIBE_MS = 1_000;
+
+class Sub implements Subscription {
+  position: string | undefined;
+  /** Last round id per game given (or named by the start position). */
+  readonly last = new Map<string, number>();
+  /** Last lifecycle event per game, to drop the repeat of a current phase after a resume. */
+  readonly phase = new Map<string, string>();
+  ready = false;
+  failed = false;
+  held: Extract<Envelope, { type: 'round' }>[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly opts: SubscribeOptions,
+    private readonly remove: (s: Sub) => void,
+  ) {}
+
+  close(): void {
+    this.remove(this);
+  }
+}
+
+/** Creates a client; it connects on the first subscription. */
+export function createRoundsClient(options: ClientOptions): RoundsClient {
+  return new RoundsClient(options);
+}
+
+export class RoundsClient {
+  private readonly subs = new Map<string, Sub>();
+  private readonly listeners = new Set<Listener>();
+  private conn: Connection | undefined;
+  private live = false;
+  private current: ClientState = 'connecting';
+  private attempt = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
+  private started = false;
+  private connects = 0;
+
+  constructor(private readonly options: ClientOptions) {}
+
+  /** The connection's state. */
+  get state(): ClientState {
+    return this.current;
+  }
+
+  /** Listens to state changes; @returns the removal. */
+  onState(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Subscribes to a game, a type or every game.
+   * @throws Error when the client is closed or already holds this subscription.
+   */
+  subscribe(selection: Selection, opts: SubscribeOptions = {}): Subscription {
+    if (this.closed) throw new Error('the client is closed');
+    const name = subscriptionName(selection);
+    if (this.subs.has(name)) throw new Error(`already subscribed to ${name}`);
+    const sub = new Sub(name, opts, (s) => this.remove(s));
+    this.subs.set(name, sub);
+    if (!this.started) {
+      this.started = true;
+      void this.connect();
+    } else if (this.live) this.conn?.subscribe(this.request(sub));
+    return sub;
+  }
+
+  /** Closes every subscription and the connection. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.subs.clear();
+    this.conn?.close();
+    this.conn = undefined;
+    this.setState({ state: 'closed', previous: this.current, reason: 'closed by the application' });
+  }
+
+  private setState(change: StateChange): void {
+    this.current = change.state;
+    for (const l of this.listeners) l(change);
+  }
+
+  private remove(s: Sub): void {
+    if (this.subs.get(s.name) !== s) return;
+    this.subs.delete(s.name);
+    if (this.live) this.conn?.unsubscribe(s.name);
+  }
+
+  private request(s: Sub): SubscribeRequest {
+    const since = s.position ?? s.opts.since;
+    return {
+      sub: s.name,
+      ...(since ? { since } : {}),
+      latest: s.position === undefined && s.opts.latest === true,
+      lifecycle: s.opts.lifecycle === true,
+    };
+  }
+
+  /** The base URL of the next connection (round robin over several). */
+  private nextBase(): string {
+    const b = this.options.baseUrl;
+    if (typeof b === 'string') return b;
+    return b[this.connects++ % b.length] as string;
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    const baseUrl = this.nextBase();
+    let credential: string | undefined;
+    try {
+      credential = await credentialFor(
+        this.options.credentials,
+        baseUrl,
+        this.options.fetch ?? globalThis.fetch.bind(globalThis),
+      );
+    } catch (err) {
+      return this.lost({ reason: `no credential: ${(err as Error).message}` });
+    }
+    if (this.closed) return;
+    let ended = false;
+    const conn = this.options.transport.connect(
+      { baseUrl, credential },
+      {
+        open: () => {
+          if (ended || this.closed) return;
+          this.live = true;
+          this.attempt = 0;
+          this.setState({ state: 'open', previous: this.current });
+          for (const s of this.subs.values()) this.start(s);
+        },
+        message: (e) => {
+          if (!ended) this.receive(e);
+        },
+        close: (info) => {
+          if (ended) return;
+          ended = true;
+          this.live = false;
+          this.conn = undefined;
+          this.lost(info);
+        },
+      },
+    );
+    this.conn = conn;
+  }
+
+  private lost(info: CloseInfo): void {
+    if (this.closed) return;
+    if (info.fatal) {
+      this.closed = true;
+      this.setState({ state: 'closed', previous: this.current, reason: info.reason });
+      return;
+    }
+    this.attempt++;
+    const delayMs = backoffDelay(this.attempt, this.options.reconnect);
+    this.setState({
+      state: 'reconnecting',
+      previous: this.current,
+      attempt: this.attempt,
+      delayMs,
+      reason: info.reason,
+    });
+    this.timer = setTimeout(() => void this.connect(), delayMs);
+  }
+
+  /** (Re)starts a subscription on the current connection. */
+  private start(s: Sub): void {
+    if (s.failed) return;
+    s.ready = false;
+    s.held = [];
+    this.conn?.subscribe(this.request(s));
+  }
+
+  /** Resumes `s` from its position (a round was lost). */
+  private resync(s: Sub): void {
+    if (!this.live) return;
+    this.conn?.unsubscribe(s.name);
+    this.start(s);
+  }
+
+  private receive(e: Envelope): void {
+    if (e.type === 'error' && e.sub === null) return;
+    const s = e.sub === null ? undefined : this.subs.get(e.sub);
+    if (!s) return;
+    switch (e.type) {
+      case 'round':
+        if (s.ready || e.initial || e.replay) this.apply(s, e);
+        else if (s.held.push(e) > MAX_HELD) this.resync(s);
+        return;
+      case 'recovered':
+        s.position = e.position;
+        s.ready = true;
+        s.opts.onRecovered?.(e.data);
+        // Rounds held meanwhile: a catch-up without replay marks (SSE), or datagrams that overtook it.
+        for (const r of s.held.splice(0).sort((a, b) => a.data.timestamp - b.data.timestamp))
+          this.apply(s, r);
+        // A game the client has no round of starts where the server says the subscription stands.
+        for (const [g, rid] of roundsOf(e.position)) if (!s.last.has(g)) s.last.set(g, rid);
+        return;
+      case 'heartbeat':
+        if (!s.ready) return;
+        if ([...roundsOf(e.position)].some(([g, rid]) => rid > (s.last.get(g) ?? 0))) this.resync(s);
+        else s.position = e.position;
+        return;
+      case 'lifecycle': {
+        const key = `${e.data.round_id}:${e.data.event}`;
+        if (s.phase.get(e.data.game_slug) === key) return;
+        s.phase.set(e.data.game_slug, key);
+        s.opts.onLifecycle?.(e.data);
+        return;
+      }
+      case 'error':
+        if (e.data.status === 503) {
+          setTimeout(() => this.live && this.subs.get(s.name) === s && this.start(s), RETRY_SUBSCRIBE_MS);
+          return;
+        }
+        s.failed = true;
+        s.opts.onError?.(e.data);
+        return;
+    }
+  }
+
+  private apply(s: Sub, e: Extract<Envelope, { type: 'round' }>): void {
+    const { game_slug: g, round_id: rid } = e.data;
+    const last = s.last.get(g);
+    if (last !== undefined && rid <= last) return; // given before
+    if (!e.initial && !e.replay && e.prev != null && last !== undefined && e.prev > last) {
+      this.resync(s); // a round between the last one given and this one was lost
+      return;
+    }
+    s.last.set(g, rid);
+    s.position = e.position;
+    if (e.initial && s.opts.latest !== true) return; // SSE sends `initial` unasked: its position only
+    s.opts.onRound?.(e.data, {
+      position: e.position,
+      initial: e.initial === true,
+      replay: e.replay === true,
+    });
+  }
+}

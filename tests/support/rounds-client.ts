@@ -1,0 +1,105 @@
+/**
+ * Helpers of the tests of the stream client (packages/client) and of the resumable streams (not a
+ * test file): a recorder of what a subscription gives the application, the transports of an
+ * in-process edge for Node, and lifecycle events of a round.
+ */
+import WebSocket from 'ws';
+import { grpcTransport } from '../../packages/client/src/grpc.ts';
+import {
+  type LifecycleMessage,
+  type RecoveredInfo,
+  type RoundMeta,
+  type ServerError,
+  type StreamRound,
+  type SubscribeOptions,
+  sseTransport,
+  type Transport,
+  websocketTransport,
+} from '../../packages/client/src/index.ts';
+import type { BettingClosed, RoundFinished, RoundOpened } from '../../rules/rounds/round.ts';
+import type { Edge } from '../../services/edge/edge.ts';
+
+/** What a subscription gave the application, in order. */
+export interface Recorder extends SubscribeOptions {
+  readonly rounds: StreamRound[];
+  readonly metas: RoundMeta[];
+  readonly phases: LifecycleMessage[];
+  readonly recovered: RecoveredInfo[];
+  readonly errors: ServerError[];
+  /** Round ids per game, in the order given. */
+  ids(game: string): number[];
+}
+
+/** A recorder with `opts` (since, latest, lifecycle) for `client.subscribe`. */
+export function recorder(opts: Pick<SubscribeOptions, 'since' | 'latest' | 'lifecycle'> = {}): Recorder {
+  const r: Recorder = {
+    ...opts,
+    rounds: [],
+    metas: [],
+    phases: [],
+    recovered: [],
+    errors: [],
+    ids: (game) => r.rounds.filter((x) => x.game_slug === game).map((x) => x.round_id),
+    onRound(round, meta) {
+      r.rounds.push(round);
+      r.metas.push(meta);
+    },
+    onLifecycle: (m) => r.phases.push(m),
+    onRecovered: (i) => r.recovered.push(i),
+    onError: (e) => r.errors.push(e),
+  };
+  return r;
+}
+
+/** The base URL of an in-process edge (its HTTP port: SSE, the gRPC proxy). */
+export const baseOf = (edge: Edge): string => `http://127.0.0.1:${edge.httpPort}`;
+
+/**
+ * The client's transport `name` for in-process edges, by base URL: the WebSocket and gRPC ports
+ * differ from the HTTP one, so each is looked up from the edge whose base URL is in use.
+ */
+export function transportFor(
+  name: 'websocket' | 'sse' | 'grpc' | 'grpc-proxy',
+  edges: readonly Edge[],
+): Transport {
+  const edgeOf = (base: string) => {
+    const e = edges.find((x) => baseOf(x) === base);
+    if (!e) throw new Error(`no edge at ${base}`);
+    return e;
+  };
+  if (name === 'websocket')
+    return websocketTransport({
+      url: (base) => `ws://127.0.0.1:${edgeOf(base).portOf('ws')}/ws/`,
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    });
+  if (name === 'grpc')
+    return grpcTransport({ address: (base) => `127.0.0.1:${edgeOf(base).portOf('grpc')}` });
+  return sseTransport(name === 'sse' ? {} : { path: '/grpc-proxy/stream' });
+}
+
+/** The RoundOpened and BettingClosed events of `round`, before its finish. */
+export function lifecycleOf(round: RoundFinished, speed = 1): [RoundOpened, BettingClosed] {
+  const opens = round.finished_at - 10_000;
+  return [
+    {
+      type: 'RoundOpened',
+      round_id: round.round_id,
+      game_id: round.game_id,
+      game_slug: round.game_slug,
+      game_type: round.game_type,
+      betting_opens_at: opens,
+      betting_closes_at: opens + 5_000,
+      chain_epoch: 1,
+      chain_index: round.round_id % 1_000_000,
+      commitment: 'ab'.repeat(32),
+      speed,
+    },
+    {
+      type: 'BettingClosed',
+      round_id: round.round_id,
+      game_id: round.game_id,
+      game_slug: round.game_slug,
+      at: opens + 5_000,
+    },
+  ];
+}
