@@ -5,6 +5,7 @@
  */
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import { registerContract, SECURITY_SCHEMES } from './contract.ts';
 
 export const OPENAPI_VERSION = '3.0.0';
 export const API_VERSION = '1.0.0';
@@ -18,15 +19,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         title: 'Casino round results API',
         version: API_VERSION,
         description:
-          'Finished rounds of crash, double, slot and wall-street. Errors are {error, success:false}; ' +
-          '/api/* is limited per IP (X-Ratelimit-Limit, -Remaining, -Reset in seconds).',
+          'Finished rounds of crash, double, slot and wall-street, API keys, and the game-access session API. ' +
+          'Errors are {error, success:false}, on the session API (/admin, /games, /sessions, /play) RFC 7807 ' +
+          'problem JSON (application/problem+json). /api/* is limited per IP or key (X-Ratelimit-Limit, ' +
+          '-Remaining, -Reset in seconds); failed credentials spend a per-IP budget (429 past it). Unknown ' +
+          'body fields are refused; every text is valid UTF-8 without NUL.',
       },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-          bearer: { type: 'http', scheme: 'bearer' },
-        },
-      },
+      components: { securitySchemes: SECURITY_SCHEMES },
       tags: [
         { name: 'rounds', description: 'Games, latest results and history' },
         { name: 'ops', description: 'Liveness and readiness' },
@@ -45,5 +44,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
   });
+  // Every route registered after this is completed the same way (security, common errors, 405).
+  registerContract(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }

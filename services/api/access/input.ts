@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { CURRENCIES, toMinor } from '../../../rules/money/money.ts';
 import { DEFAULT_RETRY_POLICY } from '../../../rules/retry/schedule.ts';
 import { InvalidInputError } from '../errors.ts';
+import { HTTP_BASE_URL_PATTERN, HTTP_URL_PATTERN } from '../input-policy.ts';
 
 /** expires_in_minutes bounds and default (docs/decisions.md "Issue 5"). */
 export const EXPIRES_IN_MINUTES = { min: 1, max: 1440, default: 30 } as const;
@@ -27,10 +28,18 @@ const money = (allowZero: boolean) =>
     .refine((n) => n <= MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`)
     .refine((n) => toMinor(n) !== undefined, 'must have at most two decimals');
 
+// The patterns make the rule visible in /openapi.json (every string they accept parses as a URL);
+// the refinement stays as a belt.
 const httpUrl = z
   .string()
   .max(2048)
-  .refine((s) => /^https?:\/\//.test(s) && URL.canParse(s), 'must be an http(s) URL');
+  .regex(new RegExp(HTTP_URL_PATTERN), 'must be an http(s) URL')
+  .refine((s) => /^https?:\/\//i.test(s) && URL.canParse(s), 'must be an http(s) URL');
+const httpBaseUrl = z
+  .string()
+  .max(2048)
+  .regex(new RegExp(HTTP_BASE_URL_PATTERN), 'must be an http(s) URL without query or fragment')
+  .refine((s) => URL.canParse(s), 'must be an http(s) URL');
 
 /** Body of POST /games/request-access (seed 001 "Session request"). */
 export const requestAccessBody = z
@@ -69,7 +78,7 @@ export const createOperatorBody = z
   .object({
     name: text(128),
     callback_form: z.enum(['A', 'B']),
-    base_url: httpUrl.refine((s) => !/[?#]/.test(s), 'must not carry a query or fragment'),
+    base_url: httpBaseUrl,
     bet_path: path.default('/wallet/bet'),
     win_path: path.default('/wallet/win'),
     balance_path: path.default('/wallet/balance'),
@@ -125,10 +134,13 @@ export const freeBetBody = z
   .strict();
 export type FreeBetBody = z.infer<typeof freeBetBody>;
 
+/** `^` 1..max `$` for a power of ten `max`, e.g. 100 → `^(?:[1-9][0-9]{0,1}|100)$` (exact in /openapi.json). */
+const oneTo = (max: number) => new RegExp(`^(?:[1-9][0-9]{0,${String(max).length - 2}}|${max})$`);
+
 const pageInt = (max: number, def: number) =>
   z
     .string()
-    .regex(/^\d{1,6}$/, 'must be a positive integer')
+    .regex(oneTo(max), `must be an integer from 1 to ${max}`)
     .transform(Number)
     .pipe(z.number().int().min(1).max(max))
     .default(def);

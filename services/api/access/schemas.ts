@@ -35,6 +35,70 @@ const ok = (description: string, properties: Record<string, { type: string; desc
   }) as const;
 const idParams = docSchema(z.object({ id: z.string() }));
 
+// Success bodies of the routes that had none (issue 13 item 7), as the handlers write them.
+const str = { type: 'string' } as const;
+const int = { type: 'integer' } as const;
+const nullableStr = { type: 'string', nullable: true } as const;
+const closed = (properties: Record<string, unknown>, description?: string) =>
+  ({
+    type: 'object',
+    ...(description ? { description } : {}),
+    required: Object.keys(properties),
+    properties,
+  }) as const;
+const operatorView = closed(
+  {
+    operator_id: str,
+    name: str,
+    callback_form: { type: 'string', enum: ['A', 'B'] },
+    base_url: str,
+    bet_path: str,
+    win_path: str,
+    balance_path: str,
+    rollback_path: str,
+    timeout_ms: int,
+    retry_policy: closed({ retries: int, minTimeoutMs: int, maxTimeoutMs: int, factor: { type: 'number' } }),
+    created_at: { type: 'string', format: 'date-time' },
+    disabled_at: { type: 'string', format: 'date-time', nullable: true },
+  },
+  'An operator, without its token and signing secret.',
+);
+const gameRow = closed({ id: int, slug: str, name: str, type: str });
+const transactionRow = closed({
+  transactionId: int,
+  roundId: str,
+  transactionType: str,
+  requestedAt: { type: 'string', format: 'date-time' },
+  transactionStatus: str,
+  amount: { type: 'number' },
+  roundStatus: str,
+});
+const activeSession = closed({
+  session_id: str,
+  game: str,
+  user_id: str,
+  username: str,
+  currency: str,
+  demo: { type: 'boolean' },
+  created_at: { type: 'string', format: 'date-time' },
+  opened_at: { type: 'string', format: 'date-time' },
+  expires_at: { type: 'string', format: 'date-time' },
+});
+const betTransaction = closed({
+  tx_id: int,
+  bet_tx_id: int,
+  kind: str,
+  status: str,
+  round_status: str,
+  round_id: str,
+  amount: { type: 'number' },
+  mode: str,
+  requested_at: { type: 'string', format: 'date-time' },
+  updated_at: { type: 'string', format: 'date-time' },
+  new_balance: nullableStr,
+  detail: nullableStr,
+});
+
 export const adminSchemas = {
   create: {
     tags: ['operators'],
@@ -51,20 +115,25 @@ export const adminSchemas = {
       ...adminErr,
     },
   },
-  list: { tags: ['operators'], summary: 'List operators, without secrets (admin).', security: admin },
+  list: {
+    tags: ['operators'],
+    summary: 'List operators, without secrets (admin).',
+    security: admin,
+    response: { 200: closed({ operators: { type: 'array', items: operatorView } }), ...adminErr },
+  },
   get: {
     tags: ['operators'],
     summary: 'One operator, without secrets (admin).',
     security: admin,
     params: idParams,
-    response: { ...adminErr, 404: problem('No such operator.') },
+    response: { 200: operatorView, ...adminErr, 404: problem('No such operator.') },
   },
   disable: {
     tags: ['operators'],
     summary: 'Disable an operator (admin): its token stops working.',
     security: admin,
     params: idParams,
-    response: { ...adminErr, 404: problem('No such operator.') },
+    response: { 200: operatorView, ...adminErr, 404: problem('No such operator.') },
   },
 } as const;
 
@@ -74,21 +143,43 @@ export const sessionSchemas = {
     summary: 'Create a game session for a player (seed 001): a one-time game_url and the session_token.',
     security: bearer,
     body: docSchema(requestAccessBody),
-    response: { 400: problem('Invalid body.'), ...opErr, 404: problem('Unknown game.') },
+    response: {
+      200: closed({
+        game_url: { type: 'string', description: 'The player page with a one-time launch code.' },
+        session_token: { type: 'string', description: 'st_ + 64 hex; carried in every callback.' },
+      }),
+      400: problem('Invalid body.'),
+      ...opErr,
+      404: problem('Unknown game.'),
+    },
   },
-  games: { tags: ['sessions'], summary: 'The game list (operator bearer).', security: bearer },
+  games: {
+    tags: ['sessions'],
+    summary: 'The game list (operator bearer).',
+    security: bearer,
+    response: { 200: closed({ games: { type: 'array', items: gameRow } }), ...opErr },
+  },
   transactions: {
     tags: ['sessions'],
     summary: "A session's wallet transactions, paged (operator bearer; other operators' sessions: 404).",
     security: bearer,
     params: docSchema(z.object({ sessionId: z.string() })),
     querystring: docSchema(pageQuery),
-    response: { 400: problem('Bad pageSize or pageNumber.'), ...opErr, 404: problem('No such session.') },
+    response: {
+      200: closed({
+        transactions: { type: 'array', items: transactionRow },
+        pagination: closed({ pageSize: int, pageNumber: int, totalPages: int, totalItems: int }),
+      }),
+      400: problem('Bad pageSize or pageNumber.'),
+      ...opErr,
+      404: problem('No such session.'),
+    },
   },
   active: {
     tags: ['sessions'],
     summary: "The operator's opened sessions that have not ended or expired.",
     security: bearer,
+    response: { 200: closed({ sessions: { type: 'array', items: activeSession } }), ...opErr },
   },
   freeBets: {
     tags: ['sessions'],
@@ -110,6 +201,12 @@ export const playSchemas = {
     summary: 'Consume the launch code of a game URL (once) and get the player bearer.',
     body: docSchema(openBody),
     response: {
+      200: {
+        ...closed({
+          player_token: { type: 'string', description: 'pt_…: the player bearer of /play/*.' },
+          session: { type: 'object', additionalProperties: true, description: 'The opened session.' },
+        }),
+      },
       400: problem('Invalid body.'),
       404: problem('Unknown code.'),
       410: problem('Used or expired.'),
@@ -119,7 +216,15 @@ export const playSchemas = {
     tags: ['play'],
     summary: "The player's balance (operator Balance callback; demo: the virtual balance).",
     security: bearer,
-    response: { ...playErr, 502: problem('The operator did not answer usefully.') },
+    response: {
+      200: closed({
+        balance: { type: 'string', description: 'Decimal string in major units.' },
+        currency: str,
+        demo: { type: 'boolean' },
+      }),
+      ...playErr,
+      502: problem('The operator did not answer usefully.'),
+    },
   },
   bet: {
     tags: ['play'],
@@ -191,6 +296,10 @@ export const playSchemas = {
     summary: 'The wallet transactions of one bet (bet, win, rollback), for polling.',
     security: bearer,
     params: docSchema(z.object({ tx_id: z.string() })),
-    response: { ...playErr, 404: problem('Not (yet) projected, or not this session’s bet.') },
+    response: {
+      200: closed({ transactions: { type: 'array', items: betTransaction } }),
+      ...playErr,
+      404: problem('Not (yet) projected, or not this session’s bet.'),
+    },
   },
 } as const;
