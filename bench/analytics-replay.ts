@@ -5,7 +5,7 @@
  * the same records and the same reader (lib/log/kafka.ts readRange):
  * - baseline: a plain consumer that only decodes each record (Avro, rules/rounds/round.ts decodeRound);
  * - the analytics replay (services/analytics/replay.ts): decode, check every proof, fold the
- *   per-game statistics.
+ *   per-game statistics; proofs in its worker thread (the default), then again all on one thread.
  * The baseline runs before and after the replay, to bracket drift on a shared machine.
  * Figures: records per second of each, the ratio replay / baseline, the peak heap of each (the
  * replay must stream: its heap should not grow with N), and the CPU per round of decoding,
@@ -72,17 +72,25 @@ await producer.disconnect();
 const offsets = await admin.fetchTopicOffsets(topic);
 const from = new Map(offsets.map((o) => [o.partition, BigInt(o.low)]));
 
-/** Samples the heap every 250 ms while `fn` runs; @returns fn's result, its ms and the peak heap (MiB). */
-async function measure<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number; heapMiB: number }> {
+/**
+ * Samples the heap every 250 ms while `fn` runs; @returns fn's result, its ms, the peak heap (MiB)
+ * and the CPU this process used meanwhile (s, worker threads included).
+ */
+async function measure<T>(
+  fn: () => Promise<T>,
+): Promise<{ value: T; ms: number; heapMiB: number; cpuS: number }> {
   global.gc?.();
   let peak = process.memoryUsage().heapUsed;
   const timer = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage().heapUsed);
   }, 250);
   const t = performance.now();
+  const cpu = process.cpuUsage();
   try {
     const value = await fn();
-    return { value, ms: performance.now() - t, heapMiB: Math.round(peak / 2 ** 20) };
+    const used = process.cpuUsage(cpu);
+    const cpuS = (used.user + used.system) / 1e6;
+    return { value, ms: performance.now() - t, heapMiB: Math.round(peak / 2 ** 20), cpuS };
   } finally {
     clearInterval(timer);
   }
@@ -105,17 +113,21 @@ const plain = () =>
   });
 const base1 = await plain();
 
-// 3. The analytics replay.
-const replay = await measure(() =>
-  replayRounds({
-    kafka,
-    topic,
-    from: { kind: 'earliest' },
-    to: { kind: 'latest' },
-    games: GAME_SLUGS,
-    timeoutMs: 3_600_000,
-  }),
-);
+// 3. The analytics replay, proofs in a worker thread (the default), then all on one thread.
+const replayWith = (proofThread: boolean) =>
+  measure(() =>
+    replayRounds({
+      kafka,
+      topic,
+      from: { kind: 'earliest' },
+      to: { kind: 'latest' },
+      games: GAME_SLUGS,
+      timeoutMs: 3_600_000,
+      proofThread,
+    }),
+  );
+const replay = await replayWith(true);
+const replayOne = await replayWith(false);
 const base2 = await plain();
 
 const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
@@ -129,24 +141,35 @@ report(
       ms: Math.round(appendMs),
       'records/s': rate(N, appendMs),
       'peak heap MiB': '-',
+      'CPU s': '-',
     },
     {
       what: 'baseline: plain consumer, decode only (1st)',
       ms: Math.round(base1.ms),
       'records/s': rate(base1.value, base1.ms),
       'peak heap MiB': base1.heapMiB,
+      'CPU s': base1.cpuS.toFixed(2),
     },
     {
-      what: 'analytics replay: decode + proofs + statistics',
+      what: 'analytics replay: decode + proofs (worker thread) + statistics',
       ms: Math.round(replay.ms),
       'records/s': replayRate,
       'peak heap MiB': replay.heapMiB,
+      'CPU s': replay.cpuS.toFixed(2),
+    },
+    {
+      what: 'the same, proofs on the reading thread (--no proof thread)',
+      ms: Math.round(replayOne.ms),
+      'records/s': rate(replayOne.value.records, replayOne.ms),
+      'peak heap MiB': replayOne.heapMiB,
+      'CPU s': replayOne.cpuS.toFixed(2),
     },
     {
       what: 'baseline: plain consumer, decode only (2nd)',
       ms: Math.round(base2.ms),
       'records/s': rate(base2.value, base2.ms),
       'peak heap MiB': base2.heapMiB,
+      'CPU s': base2.cpuS.toFixed(2),
     },
   ],
 );

@@ -7,6 +7,7 @@
 import { decodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
 import type { RoundEvent } from '../../rules/rounds/round.ts';
+import type { ProofPipe } from './proof-pipe.ts';
 import { type FairnessSummary, MAX_LISTED, ProofChecker } from './proofs.ts';
 import { type GameSummaries, RoundStats, type Span } from './stats/index.ts';
 
@@ -61,14 +62,24 @@ export class ReplayFold {
   /** Records seen so far. */
   records = 0;
 
-  /** @param games the games reported; rounds of the others are counted and skipped. */
-  constructor(games: readonly GameSlug[]) {
+  /**
+   * @param games the games reported; rounds of the others are counted and skipped.
+   * @param pipe where proofs are checked when given (a worker thread: proof-pipe.ts), instead of
+   *   here; `report` then takes its summary.
+   */
+  constructor(
+    games: readonly GameSlug[],
+    private readonly pipe?: ProofPipe,
+  ) {
     this.wanted = new Set(games);
     this.stats = new RoundStats(games);
   }
 
-  /** Decodes and folds one record (`value` as stored: framed Avro). */
-  add(partition: number, offset: string, value: Buffer | null): void {
+  /**
+   * Decodes and folds one record (`value` as stored: framed Avro).
+   * @returns a promise to await before the next record when the proof pipe is behind.
+   */
+  add(partition: number, offset: string, value: Buffer | null): Promise<void> | undefined {
     this.records++;
     let round: RoundEvent;
     try {
@@ -79,15 +90,20 @@ export class ReplayFold {
         this.undecodable.push({ partition, offset, reason: (err as Error).message });
       return;
     }
-    if (round.type !== 'RoundFinished') return this.lifecycle(round);
+    if (round.type !== 'RoundFinished') {
+      this.lifecycle(round);
+      return undefined;
+    }
     if (!this.wanted.has(round.game_slug)) {
       this.others++;
       return;
     }
     this.opened.delete(round.round_id);
     this.rounds++;
-    this.proofs.check(round, { partition, offset });
     this.stats.add(round);
+    if (this.pipe) return this.pipe.add(value as Buffer, partition, offset);
+    this.proofs.check(round, { partition, offset });
+    return undefined;
   }
 
   /** Counts a lifecycle record and keeps the wanted rounds opened in the range. */
@@ -96,7 +112,8 @@ export class ReplayFold {
     if (e.type === 'RoundOpened' && this.wanted.has(e.game_slug)) this.opened.set(e.round_id, e.game_slug);
   }
 
-  report(meta: ReplayMeta): AnalyticsReport {
+  /** @param fairness the proof pipe's summary, when proofs were checked there. */
+  report(meta: ReplayMeta, fairness: FairnessSummary = this.proofs.summary()): AnalyticsReport {
     return {
       ...meta,
       records: this.records,
@@ -107,7 +124,7 @@ export class ReplayFold {
       undecodable: { count: this.undecodableCount, first: [...this.undecodable] },
       games: this.stats.summaries(),
       spans: this.stats.spansOf(),
-      fairness: this.proofs.summary(),
+      fairness,
     };
   }
 }

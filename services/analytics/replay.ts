@@ -9,6 +9,7 @@ import { readRange } from '../../lib/log/kafka.ts';
 import type { GameSlug } from '../../rules/games/catalog.ts';
 import { LogUnavailableError } from './errors.ts';
 import { type AnalyticsReport, ReplayFold } from './fold.ts';
+import { ProofPipe } from './proof-pipe.ts';
 import { type Bound, type ResolvedRange, resolveRange } from './range.ts';
 
 export type { AnalyticsReport };
@@ -24,6 +25,8 @@ export interface ReplayOptions {
   readonly timeoutMs?: number;
   /** Called about every 5,000 records with records read and records in the range. */
   readonly onProgress?: (done: number, total: number) => void;
+  /** Check proofs in a worker thread beside the reader (proof-pipe.ts; default true). */
+  readonly proofThread?: boolean;
 }
 
 const PROGRESS_EVERY = 5000;
@@ -78,7 +81,8 @@ export async function replayRounds(options: ReplayOptions): Promise<AnalyticsRep
   const started = performance.now();
   const { kafka, topic, games } = options;
   const range = await resolve(kafka, topic, options.from, options.to);
-  const fold = new ReplayFold(games);
+  const pipe = options.proofThread === false ? undefined : new ProofPipe();
+  const fold = new ReplayFold(games, pipe);
   const total = Number(range.records);
   options.onProgress?.(0, total);
   try {
@@ -87,28 +91,34 @@ export async function replayRounds(options: ReplayOptions): Promise<AnalyticsRep
       topic,
       range.from,
       ({ partition, offset, message }) => {
-        fold.add(partition, offset, message.value);
+        const wait = fold.add(partition, offset, message.value);
         if (fold.records % PROGRESS_EVERY === 0) options.onProgress?.(fold.records, total);
+        return wait;
       },
       { to: range.to, timeoutMs: options.timeoutMs ?? 3_600_000 },
     );
   } catch (err) {
+    await pipe?.close();
     throw new LogUnavailableError(`reading ${topic} failed: ${describe(err)}`, err);
   }
+  const fairness = await pipe?.finish();
   options.onProgress?.(fold.records, total);
-  return fold.report({
-    topic,
-    range: {
-      from: boundText(options.from),
-      to: boundText(options.to),
-      partitions: [...range.from]
-        .sort((a, b) => a[0] - b[0])
-        .map(([partition, a]) => ({
-          partition,
-          from: String(a),
-          to: String(range.to.get(partition)),
-        })),
+  return fold.report(
+    {
+      topic,
+      range: {
+        from: boundText(options.from),
+        to: boundText(options.to),
+        partitions: [...range.from]
+          .sort((a, b) => a[0] - b[0])
+          .map(([partition, a]) => ({
+            partition,
+            from: String(a),
+            to: String(range.to.get(partition)),
+          })),
+      },
+      elapsed_ms: Math.round(performance.now() - started),
     },
-    elapsed_ms: Math.round(performance.now() - started),
-  });
+    fairness,
+  );
 }

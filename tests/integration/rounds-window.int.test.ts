@@ -7,14 +7,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSql, type Sql } from '../../../lib/db/pool.ts';
-import { createLogger } from '../../../lib/logger.ts';
-import { startTestApi, type TestApi } from '../../../tests/support/api.ts';
-import { waitFor } from '../../../tests/support/poll.ts';
-import { syntheticRound } from '../../../tests/support/rounds-fixture.ts';
-import { type OffsetEvent, writeChunk } from '../../projector/rounds/store.ts';
-import { RoundsWindow, WINDOW_CAPACITY } from './window.ts';
-import { startWindowFeed, type WindowFeed } from './window-feed.ts';
+import { createSql, type Sql } from '../../lib/db/pool.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { RoundsWindow, WINDOW_CAPACITY } from '../../services/api/rounds/window.ts';
+import { startWindowFeed, type WindowFeed } from '../../services/api/rounds/window-feed.ts';
+import { type OffsetEvent, writeChunk } from '../../services/projector/rounds/store.ts';
+import { startTestApi, type TestApi } from '../support/api.ts';
+import { waitFor } from '../support/poll.ts';
+import { syntheticRound } from '../support/rounds-fixture.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const key = { projection: 'rounds', topic: 'rounds', partition: 0 };
