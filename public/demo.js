@@ -92,10 +92,11 @@ export function mountDemo(protocol) {
     figures.p95.b.textContent = fmtMs(latency.p95);
   };
 
-  const onRound = (round, { initial }) => {
-    const ms = initial ? null : latencyOf(round);
+  const onRound = (round, { initial, replay = false }) => {
+    // Latest rounds sent on subscribe and rounds replayed after a reconnect are history: no latency.
+    const ms = initial || replay ? null : latencyOf(round);
     raw.textContent = JSON.stringify(round, null, 2);
-    if (!list.add(round, { initial, latencyMs: ms })) return;
+    if (!list.add(round, { initial, replay, latencyMs: ms })) return;
     if (ms !== null) latency.add(ms);
     window.__received++;
     if (!initial) window.__live++;

@@ -122,7 +122,7 @@ export class RoundList {
     this.seen = new Set();
   }
   /** @returns false when the round was already listed. */
-  add(round, { initial = false, latencyMs = null } = {}) {
+  add(round, { initial = false, replay = false, latencyMs = null } = {}) {
     const key = `${round.game_slug}:${round.round_id}`;
     if (this.seen.has(key)) return false;
     this.seen.add(key);
@@ -135,7 +135,7 @@ export class RoundList {
     const lat = el(
       'span',
       `lat ${latencyMs === null ? '' : latencyClass(latencyMs)}`,
-      initial ? 'initial' : fmtMs(latencyMs),
+      initial ? 'initial' : replay ? 'replayed' : fmtMs(latencyMs),
     );
     li.append(
       el('span', 'badge', gameName(round.game_slug)),

@@ -1,203 +1,81 @@
 /**
  * One way to subscribe per protocol, all with the same shape:
- *   connect(protocol, selection, { onRound(round, { initial }), onState(level, text) }) → { close() }
- * `selection` is { kind: 'game' | 'type', value }. Every connector asks getCredential() on each
- * (re)connect and reconnects with capped exponential backoff and jitter when the server goes away.
+ *   connect(protocol, selection, { onRound(round, { initial }), onState(level, text), onLifecycle? })
+ *     → { close() }
+ * `selection` is { kind: 'game' | 'type' | 'all', value }. WebSocket, SSE, WebTransport and gRPC
+ * (through the edge's proxy) go through the platform's stream client (vendor/rounds-client.js,
+ * built from packages/client): a fresh credential per connection (getCredential), reconnection
+ * with backoff and jitter, and a resume from the last position, so no round is lost or shown twice
+ * across reconnects and edge restarts. REST polling is the page's own.
  * Paths follow seed 000 ("Streaming endpoints") and are relative to the page's origin, except
  * WebTransport, which is UDP on its own port (seed: https://{host}:4433/wt).
  */
 import { api, getCredential, restPausedFor } from './common.js';
 import { clock } from './render.js';
+import {
+  certificateHashesFrom,
+  createRoundsClient,
+  sseTransport,
+  websocketTransport,
+  webTransport,
+} from './vendor/rounds-client.js';
 
-const MAX_BACKOFF_MS = 15_000;
 export const REST_POLL_MS = 2_000; // seed 000 "Static files": 2-second polling interval
-
-/** A failure that retrying cannot fix (e.g. the browser lacks the API). */
-class Unsupported extends Error {}
-
-function deliver(h, text, initial) {
-  let round;
-  try {
-    round = JSON.parse(text);
-  } catch {
-    h.onState('warn', 'Received a message that is not JSON');
-    return;
-  }
-  h.onRound(round, { initial });
-}
-
-/**
- * Runs `start(conn)` and restarts it after `conn.down(reason)` with backoff. `start` returns a
- * cleanup function; `conn.up()` resets the backoff once the connection is established.
- */
-function reconnecting(h, start) {
-  let closed = false;
-  let attempt = 0;
-  let timer = null;
-  let cleanup = null;
-  const run = async () => {
-    let done = false;
-    const conn = {
-      up: () => {
-        attempt = 0;
-      },
-      down: (why) => {
-        if (done || closed) return;
-        done = true;
-        retry(why);
-      },
-    };
-    try {
-      const c = await start(conn);
-      if (closed || done) c();
-      else cleanup = c;
-    } catch (err) {
-      if (err instanceof Unsupported) h.onState('error', err.message);
-      else conn.down(err?.message || String(err));
-    }
-  };
-  const retry = (why) => {
-    cleanup?.();
-    cleanup = null;
-    const ms = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** attempt) * (0.75 + Math.random() * 0.5);
-    attempt++;
-    h.onState('error', `${why} — retrying in ${Math.ceil(ms / 1000)} s`);
-    timer = setTimeout(run, ms);
-  };
-  run();
-  return {
-    close() {
-      closed = true;
-      clearTimeout(timer);
-      cleanup?.();
-      cleanup = null;
-      h.onState('idle', 'Disconnected');
-    },
-  };
-}
 
 const seg = (sel) =>
   sel.kind === 'type' ? `type/${encodeURIComponent(sel.value)}` : encodeURIComponent(sel.value);
 
-/** The text of a server-sent `event: error` (the gRPC proxy sends {error, code}). */
-function serverError(data) {
-  try {
-    const e = JSON.parse(data);
-    return e.code ? `${e.error} (${e.code})` : e.error || data;
-  } catch {
-    return data;
-  }
-}
-
-/**
- * EventSource-based stream (SSE and the gRPC proxy); `events` maps event names to "initial?".
- * The browser resumes by itself after a dropped connection (Last-Event-ID header); after a refusal
- * (e.g. 502 while the edge restarts) it gives up, and the new EventSource made here carries the
- * last id as `lastEventId=` (the edge reads it when there is no header), so no round is lost.
- */
-function eventStream(url, protocol, h, events) {
-  let lastId = '';
-  return reconnecting(h, async (conn) => {
-    const cred = await getCredential(protocol);
-    const q = new URLSearchParams();
-    if (cred) q.set('token', cred);
-    if (lastId) q.set('lastEventId', lastId);
-    h.onState('warn', 'Connecting…');
-    const qs = q.toString();
-    const es = new EventSource(qs ? `${url}?${qs}` : url);
-    es.onopen = () => {
-      conn.up();
-      h.onState('ok', 'Live');
-    };
-    for (const [name, initial] of Object.entries(events)) {
-      es.addEventListener(name, (e) => {
-        if (e.lastEventId) lastId = e.lastEventId;
-        deliver(h, e.data, initial);
-      });
-    }
-    es.onerror = (e) => {
-      // A server-sent `event: error` carries data (the stream then ends); a connection error does not.
-      if (typeof e.data === 'string' && e.data) {
-        h.onState('warn', `Server error: ${serverError(e.data)}`);
-        return;
-      }
-      if (es.readyState === EventSource.CLOSED) conn.down('Stream refused or closed');
-      else h.onState('warn', 'Connection lost — reconnecting…');
-    };
-    return () => es.close();
-  });
-}
-
-function websocket(sel, h) {
-  return reconnecting(h, async (conn) => {
-    const cred = await getCredential('websocket');
-    h.onState('warn', 'Connecting…');
-    // Seed 000: the token travels as the requested subprotocol.
-    const ws = new WebSocket(`${wsScheme()}://${location.host}/ws/${seg(sel)}`, cred ? [cred] : []);
-    ws.onopen = () => {
-      conn.up();
-      h.onState('ok', 'Live');
-    };
-    ws.onmessage = (e) => deliver(h, e.data, false);
-    ws.onclose = (e) => conn.down(`Closed (code ${e.code}${e.reason ? `: ${e.reason}` : ''})`);
-    return () => {
-      ws.onclose = null;
-      ws.close(1000);
-    };
-  });
-}
+/** The client's selection of a page selection. */
+const selectionOf = (sel) =>
+  sel.kind === 'all' ? { all: true } : sel.kind === 'type' ? { type: sel.value } : { game: sel.value };
 
 /** The seed's 4433 unless the page URL has `wt_port=` (tests run the edge on a free port). */
 const wtPort = () => new URLSearchParams(location.search).get('wt_port') || 4433;
 
-function base64Bytes(b64) {
-  const bin = atob(b64);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
+/** What the status pill says about a connection that ended, per protocol. */
+function endedText(protocol, reason) {
+  if (protocol === 'websocket') return reason.replace(/^closed/, 'Closed');
+  if (protocol === 'webtransport') return reason.replace(/^closed/, 'Closed');
+  return `Stream refused or closed (${reason})`;
 }
 
 /**
- * WebTransport datagrams. The development certificate is self-signed and short-lived, which a
- * browser accepts only by its SHA-256 hash (serverCertificateHashes), so the hash is fetched from
- * this origin on every connect: it changes whenever the server makes a new certificate.
+ * A subscription through the stream client. `latest` asks for the latest round of each game first
+ * (SSE always sends its `initial`); `onLifecycle` turns lifecycle messages on.
  */
-function webtransport(sel, h) {
-  return reconnecting(h, async (conn) => {
-    if (typeof WebTransport === 'undefined') {
-      throw new Unsupported(
-        'WebTransport is not available: it needs a recent Chromium or Firefox and a secure context (https or localhost)',
-      );
-    }
-    h.onState('warn', 'Fetching certificate hash…');
-    const res = await fetch('/webtransport/cert-hash', { cache: 'no-store' });
-    if (!res.ok) throw new Error(`Certificate hash unavailable (HTTP ${res.status})`);
-    const info = await res.json();
-    const cred = await getCredential('webtransport');
-    const q = new URLSearchParams({ [sel.kind]: sel.value });
-    if (cred) q.set('token', cred);
-    h.onState('warn', 'Connecting…');
-    const t = new WebTransport(`https://${location.hostname}:${wtPort()}/wt?${q}`, {
-      serverCertificateHashes: [{ algorithm: info.algorithm || 'sha-256', value: base64Bytes(info.hash) }],
-    });
-    t.closed.then(
-      (i) => conn.down(`Closed${i?.reason ? `: ${i.reason}` : ''}`),
-      (e) => conn.down(`Connection failed: ${e?.message || e}`),
-    );
-    await t.ready;
-    conn.up();
-    h.onState('ok', 'Live');
-    (async () => {
-      const reader = t.datagrams.readable.getReader();
-      const dec = new TextDecoder();
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        deliver(h, dec.decode(value), false);
-      }
-    })().catch(() => {}); // the closed promise reports why
-    return () => t.close();
+function streamed(protocol, transport, sel, h, { latest = false } = {}) {
+  const client = createRoundsClient({
+    baseUrl: location.origin,
+    transport,
+    credentials: { getCredential: () => getCredential(protocol).then((c) => c ?? undefined) },
   });
+  let closedByPage = false;
+  client.onState((s) => {
+    if (s.state === 'open') h.onState('ok', 'Live');
+    else if (s.state === 'connecting') h.onState('warn', 'Connecting…');
+    else if (s.state === 'reconnecting')
+      h.onState(
+        'error',
+        `${endedText(protocol, s.reason ?? 'closed')} — retrying in ${Math.ceil(s.delayMs / 1000)} s`,
+      );
+    else if (!closedByPage) h.onState('error', s.reason ?? 'Closed');
+  });
+  h.onState('warn', 'Connecting…');
+  client.subscribe(selectionOf(sel), {
+    latest,
+    lifecycle: typeof h.onLifecycle === 'function',
+    onRound: (round, meta) => h.onRound(round, { initial: meta.initial, replay: meta.replay }),
+    onLifecycle: (m) => h.onLifecycle?.(m),
+    onRecovered: (info) => h.onRecovered?.(info),
+    onError: (e) => h.onState('error', `Refused: ${e.error} (${e.status})`),
+  });
+  return {
+    close() {
+      closedByPage = true;
+      client.close();
+      h.onState('idle', 'Disconnected');
+    },
+  };
 }
 
 /** REST polling of the history (one request per poll whatever the selection, no round missed). */
@@ -249,29 +127,49 @@ function rest(sel, h) {
 
 const wsScheme = () => (location.protocol === 'https:' ? 'wss' : 'ws');
 
+/**
+ * WebTransport needs a secure context and a recent browser; the development certificate is
+ * self-signed and short-lived, which a browser accepts only by its SHA-256 hash, fetched from this
+ * origin on every connect (it changes whenever the server makes a new certificate).
+ */
+function webtransport(sel, h) {
+  if (typeof WebTransport === 'undefined') {
+    h.onState(
+      'error',
+      'WebTransport is not available: it needs a recent Chromium or Firefox and a secure context (https or localhost)',
+    );
+    return { close: () => h.onState('idle', 'Disconnected') };
+  }
+  const transport = webTransport({
+    url: () => `https://${location.hostname}:${wtPort()}/wt`,
+    certificateHashes: certificateHashesFrom('/webtransport/cert-hash'),
+  });
+  return streamed('webtransport', transport, sel, h, { latest: true });
+}
+
 /** Per protocol: label, the address shown to the user, and the connector. */
 export const PROTOCOLS = {
   websocket: {
     label: 'WebSocket',
-    address: (sel) => `${wsScheme()}://${location.host}/ws/${seg(sel)}`,
-    open: websocket,
+    address: (sel) => `${wsScheme()}://${location.host}/ws/?envelope=1 (subscribe ${sel.kind}:${sel.value})`,
+    open: (sel, h) => streamed('websocket', websocketTransport(), sel, h, { latest: true }),
   },
   sse: {
     label: 'SSE',
     address: (sel) => `GET /sse/${seg(sel)}`,
-    open: (sel, h) => eventStream(`/sse/${seg(sel)}`, 'sse', h, { initial: true, message: false }),
+    open: (sel, h) => streamed('sse', sseTransport(), sel, h),
   },
   webtransport: {
     label: 'WebTransport',
     address: (sel) =>
-      `https://${location.hostname}:${wtPort()}/wt?${sel.kind}=${encodeURIComponent(sel.value)}`,
+      `https://${location.hostname}:${wtPort()}/wt?envelope=1 (subscribe ${sel.kind}:${sel.value})`,
     open: webtransport,
   },
   grpc: {
     label: 'gRPC (proxy)',
-    address: (sel) =>
-      `GET /grpc-proxy/stream/${seg(sel)} → DataStream.${sel.kind === 'type' ? 'StreamByType' : 'StreamByGame'}`,
-    open: (sel, h) => eventStream(`/grpc-proxy/stream/${seg(sel)}`, 'grpc', h, { message: false }),
+    address: (sel) => `GET /grpc-proxy/stream/${seg(sel)} → DataStream.StreamRoundEvents`,
+    open: (sel, h) =>
+      streamed('grpc', sseTransport({ path: '/grpc-proxy/stream' }), sel, h, { latest: true }),
   },
   rest: {
     label: 'REST polling',

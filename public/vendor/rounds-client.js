@@ -331,10 +331,10 @@ var SseParser = class {
 };
 
 // packages/client/src/transports/sse.ts
-function segment(sub) {
+function segment(sub, prefix) {
   if (sub.startsWith("game:")) return `/${encodeURIComponent(sub.slice(5))}`;
   if (sub.startsWith("type:")) return `/type/${encodeURIComponent(sub.slice(5))}`;
-  return "";
+  return prefix === "/sse" ? "/all" : "";
 }
 function envelopeOf(sub, event, data, id) {
   const parsed = JSON.parse(data);
@@ -381,7 +381,7 @@ function sseTransport(options = {}) {
         }
         const headers = { Accept: "text/event-stream" };
         if (ctx.credential) headers["X-API-Key"] = ctx.credential;
-        const res = await doFetch(new URL(`${prefix}${segment(r.sub)}?${q}`, ctx.baseUrl), {
+        const res = await doFetch(new URL(`${prefix}${segment(r.sub, prefix)}?${q}`, ctx.baseUrl), {
           headers,
           signal: abort.signal,
           cache: "no-store"
@@ -483,7 +483,7 @@ function websocketTransport(options = {}) {
       ws.onclose = (c) => {
         if (over) return;
         over = true;
-        events.close({ code: c.code, reason: c.reason || `closed (${c.code})` });
+        events.close({ code: c.code, reason: `closed (code ${c.code}${c.reason ? `: ${c.reason}` : ""})` });
       };
       ws.onerror = () => {
       };
@@ -568,7 +568,7 @@ function webTransport(options = {}) {
         const q = new URLSearchParams({ envelope: "1" });
         if (ctx.credential) q.set("token", ctx.credential);
         const t = new WebTransport(
-          `${options.url ?? webTransportUrl(ctx.baseUrl)}?${q}`,
+          `${(options.url ?? webTransportUrl)(ctx.baseUrl)}?${q}`,
           hashes ? { serverCertificateHashes: [...hashes] } : {}
         );
         wt = t;

@@ -9,7 +9,7 @@ import type { Kafka } from 'kafkajs';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createKafka, partitionOffsets, readRange } from '../../lib/log/kafka.ts';
-import { decodeRound } from '../../lib/log/rounds-codec.ts';
+import { decodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { type Config, loadConfig } from './config.ts';
@@ -130,12 +130,16 @@ export async function createDrillEnv(
   };
 }
 
-/** Every round id of the rounds topic per game, in log order (one game is one partition). */
+/**
+ * Every round id of the rounds topic per game, in log order (one game is one partition). The
+ * lifecycle events and cash-outs the topic also carries are left out.
+ */
 export async function roundsInLog(kafka: Kafka, topic: string): Promise<Map<string, number[]>> {
   const offsets = await partitionOffsets(kafka, topic);
   const byGame = new Map<string, number[]>();
   await readRange(kafka, topic, new Map([...offsets].map(([p, o]) => [p, o.low])), (r) => {
-    const round = decodeRound(r.message.value);
+    const round = decodeRoundEvent(r.message.value);
+    if (round.type !== 'RoundFinished') return;
     const list = byGame.get(round.game_slug) ?? [];
     list.push(round.round_id);
     byGame.set(round.game_slug, list);

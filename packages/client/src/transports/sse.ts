@@ -21,11 +21,11 @@ export interface SseTransportOptions {
   readonly fetch?: typeof fetch;
 }
 
-/** `game:crash` → `crash`, `type:color` → `type/color`, `all` → `` (the proxy's StreamAll). */
-function segment(sub: string): string {
+/** `game:crash` → `/crash`, `type:color` → `/type/color`, `all` → `/all` on /sse, `` on the proxy (StreamAll). */
+function segment(sub: string, prefix: string): string {
   if (sub.startsWith('game:')) return `/${encodeURIComponent(sub.slice(5))}`;
   if (sub.startsWith('type:')) return `/type/${encodeURIComponent(sub.slice(5))}`;
-  return '';
+  return prefix === '/sse' ? '/all' : '';
 }
 
 /** The envelope an SSE event stands for. */
@@ -77,7 +77,7 @@ export function sseTransport(options: SseTransportOptions = {}): Transport {
         }
         const headers: Record<string, string> = { Accept: 'text/event-stream' };
         if (ctx.credential) headers['X-API-Key'] = ctx.credential;
-        const res = await doFetch(new URL(`${prefix}${segment(r.sub)}?${q}`, ctx.baseUrl), {
+        const res = await doFetch(new URL(`${prefix}${segment(r.sub, prefix)}?${q}`, ctx.baseUrl), {
           headers,
           signal: abort.signal,
           cache: 'no-store',

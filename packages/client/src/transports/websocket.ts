@@ -51,7 +51,7 @@ export function websocketTransport(options: WebSocketTransportOptions = {}): Tra
       ws.onclose = (c: CloseEvent) => {
         if (over) return;
         over = true;
-        events.close({ code: c.code, reason: c.reason || `closed (${c.code})` });
+        events.close({ code: c.code, reason: `closed (code ${c.code}${c.reason ? `: ${c.reason}` : ''})` });
       };
       ws.onerror = () => {}; // a close follows
       return {

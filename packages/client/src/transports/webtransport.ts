@@ -101,7 +101,7 @@ export function webTransport(options: WebTransportOptions = {}): Transport {
         const q = new URLSearchParams({ envelope: '1' });
         if (ctx.credential) q.set('token', ctx.credential);
         const t = new WebTransport(
-          `${options.url ?? webTransportUrl(ctx.baseUrl)}?${q}`,
+          `${(options.url ?? webTransportUrl)(ctx.baseUrl)}?${q}`,
           hashes ? { serverCertificateHashes: [...hashes] } : {},
         );
         wt = t;

@@ -1,6 +1,7 @@
 /**
  * SSE transport with better-sse on the edge's fastify server (issue 3, item 3; seed 000 "SSE"):
- * `/sse/:game` and `/sse/type/:type`.
+ * `/sse/:game` and `/sse/type/:type`, and `/sse/all` (every game; not in the seed: a page that
+ * shows every game needs one connection instead of three, browsers allowing six per host).
  *
  * - Headers of the seed: Content-Type text/event-stream, Cache-Control no-cache, Connection
  *   keep-alive (Transfer-Encoding chunked comes from HTTP/1.1), plus `Access-Control-Allow-Origin: *`
@@ -212,6 +213,8 @@ export function createSseTransport(): Transport {
           metrics.sseResumes.inc({ source: failed ? 'failed' : (outcome.source ?? 'failed') });
         }
       };
+      // Not in the seed: every game on one stream (one connection for a page showing them all).
+      ctx.http.get('/sse/all', (req, reply) => stream(req, reply, { ok: true, selection: { kind: 'all' } }));
       ctx.http.get<{ Params: { type: string } }>('/sse/type/:type', (req, reply) =>
         stream(req, reply, parseTypeSelection(req.params.type)),
       );
