@@ -151,9 +151,22 @@ export function registerInputPolicy(app: FastifyInstance): void {
 
 // ---- Schema helpers (JSON schema for routes validated by fastify; see access/input.ts for zod) ----
 
-/** A text field of 1..`max` characters (optionally matching `pattern`), for a route schema. */
+/**
+ * Text that can be stored (rule 1 above) as a JSON-schema pattern, so /openapi.json says what the
+ * server refuses: no NUL. Lone surrogates are not in it: a JSON text is UTF-8 (RFC 8259 §8.1), in
+ * which they cannot be written, and regex engines of other languages (Rust's, which schemathesis
+ * validates with) cannot even name them; the hook refuses a `\\ud800` escape all the same.
+ */
+export const TEXT_PATTERN = '^[^\\u0000]*$';
+/** {@link TEXT_PATTERN} as a RegExp, for zod rules. */
+export const TEXT_RE = new RegExp(TEXT_PATTERN, 'u');
+
+/**
+ * A text field of 1..`max` characters for a route schema, matching `pattern` (which must itself
+ * exclude NUL) or else {@link TEXT_PATTERN}.
+ */
 export function boundedText(max: number, extra: { pattern?: string; description?: string } = {}) {
-  return { type: 'string', minLength: 1, maxLength: max, ...extra } as const;
+  return { type: 'string', minLength: 1, maxLength: max, pattern: TEXT_PATTERN, ...extra } as const;
 }
 
 /**

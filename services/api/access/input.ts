@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { CURRENCIES, toMinor } from '../../../rules/money/money.ts';
 import { DEFAULT_RETRY_POLICY } from '../../../rules/retry/schedule.ts';
 import { InvalidInputError } from '../errors.ts';
-import { HTTP_BASE_URL_PATTERN, HTTP_URL_PATTERN } from '../input-policy.ts';
+import { HTTP_BASE_URL_PATTERN, HTTP_URL_PATTERN, TEXT_RE } from '../input-policy.ts';
 
 /** expires_in_minutes bounds and default (docs/decisions.md "Issue 5"). */
 export const EXPIRES_IN_MINUTES = { min: 1, max: 1440, default: 30 } as const;
@@ -17,16 +17,23 @@ export const LANG_MAX = 35;
 /** Largest stake, balance or free-bet value accepted, in major units. */
 export const MAX_AMOUNT = 1_000_000;
 
-const text = (max: number) => z.string().min(1).max(max);
+/** Stored text (services/api/input-policy.ts): 1..max characters, no NUL. */
+const text = (max: number) => z.string().min(1).max(max).regex(TEXT_RE, 'must not contain NUL');
 
-/** A major-unit amount: a finite JSON number, at most two decimals, 0 (when `allowZero`) or more. */
-const money = (allowZero: boolean) =>
-  z
-    .number()
-    .refine((n) => Number.isFinite(n), 'must be a finite number')
-    .refine((n) => (allowZero ? n >= 0 : n > 0), allowZero ? 'must not be negative' : 'must be positive')
-    .refine((n) => n <= MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`)
-    .refine((n) => toMinor(n) !== undefined, 'must have at most two decimals');
+/**
+ * A major-unit amount: a JSON number, 0 (when `allowZero`) or more, at most MAX_AMOUNT, with at
+ * most two decimals, which /openapi.json states as `multipleOf: 0.01`. Binary floating point
+ * makes a generated 57 × 0.01 arrive as 0.5700000000000001, so "two decimals" is checked to within
+ * 1e-6 of a cent and the value rounded to the cent (then toMinor always succeeds).
+ */
+const money = (allowZero: boolean) => {
+  const n = z.number().max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`);
+  return (allowZero ? n.nonnegative('must not be negative') : n.positive('must be positive'))
+    .refine((v) => Math.abs(v * 100 - Math.round(v * 100)) < 1e-6, 'must have at most two decimals')
+    .transform((v) => Math.round(v * 100) / 100)
+    .refine((v) => toMinor(v) !== undefined, 'must have at most two decimals')
+    .meta({ multipleOf: 0.01 });
+};
 
 // The patterns make the rule visible in /openapi.json (every string they accept parses as a URL);
 // the refinement stays as a belt.
@@ -55,7 +62,7 @@ export const requestAccessBody = z
       .optional(),
     currency: z.enum(CURRENCIES).default('USD'),
     balance: money(true).optional(),
-    extra_data: z.string().max(4096).optional(),
+    extra_data: z.string().max(4096).regex(TEXT_RE, 'must not contain NUL').optional(),
     demo: z.boolean().default(false),
     demo_session: z.boolean().default(false),
     expires_in_minutes: z

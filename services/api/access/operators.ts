@@ -2,7 +2,9 @@
  * The operators registry (issue 5 item 1), admin only: POST /admin/operators creates an operator
  * and shows its bearer `api_token` once (only its SHA-256 is stored) and its Standard Webhooks
  * `signing_secret` (stored: the wallet-saga signs every callback with it); GET lists or reads
- * operators without secrets; DELETE disables one (its token stops working; rows referencing it stay).
+ * operators without secrets; DELETE disables one: its token stops working and, for the admin API, it
+ * is gone (GET and a second DELETE answer 404, the list leaves it out: issue 13, a deleted resource
+ * is not available), while its row stays for the sessions and transactions that reference it.
  */
 import type { FastifyInstance } from 'fastify';
 import type { KeyLookup } from '../../../lib/auth/key-table.ts';
@@ -61,13 +63,15 @@ export function operatorRoutes(
 
   app.get('/admin/operators', { schema: adminSchemas.list }, async (req) => {
     requireAdmin(table, req, now());
-    const rows = await sql<OperatorRow[]>`select * from operators order by created_at, operator_id`;
+    const rows = await sql<OperatorRow[]>`
+      select * from operators where disabled_at is null order by created_at, operator_id`;
     return { operators: rows.map(operatorView) };
   });
 
   app.get<{ Params: { id: string } }>('/admin/operators/:id', { schema: adminSchemas.get }, async (req) => {
     requireAdmin(table, req, now());
-    const [o] = await sql<OperatorRow[]>`select * from operators where operator_id = ${req.params.id}`;
+    const [o] = await sql<OperatorRow[]>`
+      select * from operators where operator_id = ${req.params.id} and disabled_at is null`;
     return operatorView(found(o, req.params.id));
   });
 
@@ -77,8 +81,8 @@ export function operatorRoutes(
     async (req) => {
       requireAdmin(table, req, now());
       const [o] = await sql<OperatorRow[]>`
-        update operators set disabled_at = coalesce(disabled_at, now())
-        where operator_id = ${req.params.id} returning *`;
+        update operators set disabled_at = now()
+        where operator_id = ${req.params.id} and disabled_at is null returning *`;
       return operatorView(found(o, req.params.id));
     },
   );

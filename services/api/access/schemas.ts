@@ -130,7 +130,8 @@ export const adminSchemas = {
   },
   disable: {
     tags: ['operators'],
-    summary: 'Disable an operator (admin): its token stops working.',
+    summary:
+      'Delete (disable) an operator (admin): its token stops working and it is no longer listed or readable; its sessions and transactions stay.',
     security: admin,
     params: idParams,
     response: { 200: operatorView, ...adminErr, 404: problem('No such operator.') },

@@ -8,7 +8,7 @@
  * RoundFinished; its checks are the same rules, kept for callers outside HTTP.
  */
 import { GAMES, type GameInfo } from '../../../rules/games/catalog.ts';
-import { closedObject } from '../input-policy.ts';
+import { closedObject, TEXT_PATTERN } from '../input-policy.ts';
 
 const ROUND_SPAN = 1e12;
 /** Decimal string ≥ 1.00 with exactly two decimals (input.ts DECIMAL2). */
@@ -46,7 +46,7 @@ function resultSchema(game: GameInfo): Record<string, unknown> {
             type: 'array',
             minItems: 1,
             maxItems: 10,
-            items: { type: 'string', minLength: 1, maxLength: 32 },
+            items: { type: 'string', minLength: 1, maxLength: 32, pattern: TEXT_PATTERN },
           },
           multiplier: decimal('Payout multiplier, e.g. "1.50".'),
         },
