@@ -43,16 +43,25 @@ describe('loadConfig: WebTransport edge and gateway settings', () => {
     expect(c.gateway.port).toBe(8080);
     expect(c.gateway.upstreams).toEqual({
       api: 'http://127.0.0.1:8085',
+      apiSocket: c.api.socket,
       edgeHttp: 'http://127.0.0.1:8086',
       edgeWs: 'http://127.0.0.1:8087',
       wtHttp: 'http://127.0.0.1:9088',
     });
+    expect(c.api.socket).toMatch(/\.data\/api\/proxy\.sock$/);
   });
 
   it('takes explicit upstream URLs, without a trailing slash', () => {
     const c = loadConfig({ GATEWAY_API_URL: 'http://10.0.0.5:7000/', GATEWAY_EDGE_WS_URL: 'http://[::1]:1' });
     expect(c.gateway.upstreams.api).toBe('http://10.0.0.5:7000');
     expect(c.gateway.upstreams.edgeWs).toBe('http://[::1]:1');
+    // An explicit API URL means TCP, unless the socket is named too (issue 13 item 3).
+    expect(c.gateway.upstreams.apiSocket).toBe('');
+    expect(
+      loadConfig({ GATEWAY_API_URL: 'http://a:1', GATEWAY_API_SOCKET: '/run/a.sock' }).gateway.upstreams
+        .apiSocket,
+    ).toBe('/run/a.sock');
+    expect(loadConfig({ API_SOCKET: 'none' }).gateway.upstreams.apiSocket).toBe('');
   });
 
   it.each([
