@@ -49,7 +49,7 @@ async function getJson(url: string): Promise<{ status: number; body: unknown }> 
 }
 
 describe('Postgres restarted under the projector and the API', () => {
-  it('answers 503 while it is down, and the projector resumes with no loss and no duplicate', async () => {
+  it('answers the game list 503 and latest/history from the window while it is down; the projector resumes with no loss and no duplicate', async () => {
     const env = d as DrillEnv;
     const db = pg as PrivatePostgres;
     const topic = topicName(env.config, 'rounds');
