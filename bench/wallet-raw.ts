@@ -7,9 +7,10 @@
  * out is the pipeline around the callbacks.
  */
 
-import { createCallbackClient } from '../lib/http/callback-client.ts';
+import { answerOf, createCallbackClient } from '../lib/http/callback-client.ts';
 import type { BetContext } from '../lib/log/wallet-events.ts';
-import { DEFAULT_RETRY_POLICY } from '../rules/retry/schedule.ts';
+import { DEFAULT_RETRY_SCHEDULE } from '../rules/retry/schedule.ts';
+import { answerTable } from '../rules/wallet/answers.ts';
 import { buildRequest, type CallbackJob, type OperatorConfig } from '../rules/wallet/bodies.ts';
 import { latencySummary } from './lib.ts';
 
@@ -53,7 +54,10 @@ export async function benchRawCallbacks(o: RawOptions): Promise<RawResult> {
     rollbackPath: '/wallet/rollback',
     signingSecret: o.secret,
     timeoutMs: o.timeoutMs,
-    retryPolicy: DEFAULT_RETRY_POLICY,
+    retrySchedule: DEFAULT_RETRY_SCHEDULE,
+    answers: answerTable('seed'),
+    roundClose: 'zero-win',
+    roundEndPath: null,
   };
   const session = { sessionToken: 'st_bench_raw', extraData: null };
   const client = createCallbackClient(Math.max(64, o.concurrency));
@@ -66,14 +70,16 @@ export async function benchRawCallbacks(o: RawOptions): Promise<RawResult> {
 
   const call = async (job: CallbackJob): Promise<boolean> => {
     const t0 = performance.now();
-    const v = await client.send(buildRequest(job, op, session), o.secret, o.timeoutMs, Date.now());
+    const req = buildRequest(job, op, session);
+    const ex = await client.send(req, o.secret, o.timeoutMs, Date.now());
     latencies.push(performance.now() - t0);
-    if (v.type === 'ok') {
+    const answer = answerOf(ex, op.answers, { ...req, kind: job.kind });
+    if (answer.class === 'ok') {
       requests += 1;
       return true;
     }
     errors += 1;
-    firstError ??= `${job.kind}: ${v.reason}`;
+    firstError ??= `${job.kind}: ${'reason' in answer ? answer.reason : answer.class}`;
     return false;
   };
 

@@ -39,6 +39,7 @@ const ok = (kind: 'bet' | 'win' | 'rollback', txId: number, at: number, attempts
     old_balance: '1.00',
     new_balance: '1.00',
     amount_minor: 100,
+    answer: 'ok',
     attempts,
     at,
   },
@@ -64,7 +65,18 @@ const rollback = (at: number): WalletEvent => ({
 });
 const failed = (kind: 'bet' | 'win' | 'rollback', parked: boolean, at: number): WalletEvent => ({
   type: 'CallbackFailed',
-  value: { tx_id: TX, bet_tx_id: TX, kind, attempts: 11, error: 'HTTP 500', parked, at },
+  value: {
+    tx_id: TX,
+    bet_tx_id: TX,
+    kind,
+    attempts: 11,
+    error: 'HTTP 500',
+    answer: 'failed',
+    code: 'OPERATOR_ERROR',
+    parked,
+    next_attempt_at: null,
+    at,
+  },
 });
 
 function track(events: WalletEvent[]) {

@@ -8,16 +8,26 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Webhook } from 'standardwebhooks';
-import { type CallbackRequest, classifyResponse, type Verdict } from '../../rules/wallet/bodies.ts';
+import { type Answer, type AnswerTable, classifyAnswer, timedOut } from '../../rules/wallet/answers.ts';
+import type { CallbackKind, CallbackRequest } from '../../rules/wallet/bodies.ts';
+
+/**
+ * What one attempt got: an HTTP answer (status and body text), no answer within the timeout, or
+ * no exchange at all (connection refused or reset, request not signable). How an answer counts is
+ * rules/wallet/answers.ts's, per operator.
+ */
+export type Exchange =
+  | { readonly type: 'answer'; readonly status: number; readonly text: string }
+  | { readonly type: 'timeout'; readonly timeoutMs: number }
+  | { readonly type: 'error'; readonly reason: string };
 
 /** Keep-alive agents shared by every attempt of one saga. */
 export interface CallbackClient {
   /**
-   * Signs `req` with `secret` at `nowMs`, sends it, and classifies the answer. Never throws: a
-   * timeout (whole exchange longer than `timeoutMs`) is `failed/TIMEOUT`, a connection error
-   * `failed/OPERATOR_ERROR`.
+   * Signs `req` with `secret` at `nowMs` and sends it. Never throws: a timeout (whole exchange
+   * longer than `timeoutMs`) and a connection error are results.
    */
-  send(req: CallbackRequest, secret: string, timeoutMs: number, nowMs: number): Promise<Verdict>;
+  send(req: CallbackRequest, secret: string, timeoutMs: number, nowMs: number): Promise<Exchange>;
   close(): void;
 }
 
@@ -49,7 +59,7 @@ export function createCallbackClient(maxSockets = 64): CallbackClient {
       try {
         headers = signHeaders(req.webhookId, body, secret, nowMs);
       } catch (err) {
-        return { type: 'failed', code: 'OPERATOR_ERROR', reason: `cannot sign: ${(err as Error).message}` };
+        return { type: 'error', reason: `cannot sign: ${(err as Error).message}` };
       }
       const url = new URL(req.url);
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -81,12 +91,11 @@ export function createCallbackClient(maxSockets = 64): CallbackClient {
           r.on('error', reject);
           r.end(body);
         });
-        return classifyResponse(req, status, text);
+        return { type: 'answer', status, text };
       } catch (err) {
-        if (signal.aborted)
-          return { type: 'failed', code: 'TIMEOUT', reason: `no answer within ${timeoutMs} ms` };
+        if (signal.aborted) return { type: 'timeout', timeoutMs };
         const e = err as NodeJS.ErrnoException;
-        return { type: 'failed', code: 'OPERATOR_ERROR', reason: `connection error: ${e.code ?? e.message}` };
+        return { type: 'error', reason: `connection error: ${e.code ?? e.message}` };
       }
     },
     close() {
@@ -94,4 +103,19 @@ export function createCallbackClient(maxSockets = 64): CallbackClient {
       agents['https:'].destroy();
     },
   };
+}
+
+/**
+ * How `ex`, the exchange of `req`, counts under the operator's answer table (rules/wallet/answers.ts):
+ * a timeout is `failed/TIMEOUT`, a connection error `failed/OPERATOR_ERROR`.
+ */
+export function answerOf(
+  ex: Exchange,
+  table: AnswerTable,
+  req: CallbackRequest & { kind: CallbackKind },
+): Answer {
+  if (ex.type === 'timeout') return timedOut(ex.timeoutMs);
+  if (ex.type === 'error') return { class: 'failed', code: 'OPERATOR_ERROR', reason: ex.reason };
+  const echoes = req.method === 'GET' || req.body.action === 'rollback';
+  return classifyAnswer(table, { kind: req.kind, echoes, body: req.body }, ex.status, ex.text);
 }

@@ -37,6 +37,7 @@ const debit: WalletEvent = {
     old_balance: '20.00',
     new_balance: '10.00',
     amount_minor: 1000,
+    answer: 'ok',
     attempts: 1,
     at: T0,
   },

@@ -1,58 +1,65 @@
 import { describe, expect, it } from 'vitest';
 import {
-  backoffCeilingMs,
-  backoffDelayMs,
-  DEFAULT_RETRY_POLICY,
+  DEFAULT_RETRY_SCHEDULE,
+  nextRetryDelayMs,
   parseRetryPolicy,
   RetryPolicyError,
-  schedule,
+  scheduleSpanMs,
 } from './schedule.ts';
 
-describe('retry policy', () => {
-  it('publishes the default schedule written in the module comment and docs/decisions.md', () => {
-    expect(DEFAULT_RETRY_POLICY).toEqual({ retries: 10, minTimeoutMs: 500, maxTimeoutMs: 60_000, factor: 2 });
-    const s = schedule();
-    expect(s).toEqual([500, 1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000]);
-    expect(s.reduce((a, b) => a + b, 0)).toBe(243_500);
+const H = 3_600_000;
+
+describe('retry schedule', () => {
+  it('the published default retries for more than 24 h (Svix-like), then parks', () => {
+    expect(DEFAULT_RETRY_SCHEDULE.delaysMs).toEqual([
+      5_000,
+      300_000,
+      1_800_000,
+      2 * H,
+      5 * H,
+      10 * H,
+      10 * H,
+    ]);
+    expect(scheduleSpanMs(DEFAULT_RETRY_SCHEDULE)).toBeGreaterThanOrEqual(24 * H);
+    expect(scheduleSpanMs(DEFAULT_RETRY_SCHEDULE)).toBe(5_000 + 300_000 + 1_800_000 + 27 * H);
+    // Attempt 1 failed → wait for retry 1; attempt 8 failed → nothing left.
+    expect(nextRetryDelayMs(1, DEFAULT_RETRY_SCHEDULE, 0)).toBe(5_000);
+    expect(nextRetryDelayMs(7, DEFAULT_RETRY_SCHEDULE, 0)).toBe(10 * H);
+    expect(nextRetryDelayMs(8, DEFAULT_RETRY_SCHEDULE, 0)).toBeNull();
   });
 
-  it('grows by factor from minTimeoutMs and caps at maxTimeoutMs', () => {
-    const p = parseRetryPolicy({ retries: 5, minTimeoutMs: 100, maxTimeoutMs: 1000, factor: 3 });
-    expect(schedule(p)).toEqual([100, 300, 900, 1000, 1000]);
-    expect(backoffCeilingMs(1, p)).toBe(100);
+  it('jitter shortens a wait by at most its fraction', () => {
+    expect(nextRetryDelayMs(2, DEFAULT_RETRY_SCHEDULE, 0.5)).toBe(285_000);
+    expect(nextRetryDelayMs(2, DEFAULT_RETRY_SCHEDULE, 0.999999)).toBeGreaterThanOrEqual(270_000);
+    expect(nextRetryDelayMs(2, DEFAULT_RETRY_SCHEDULE, 5)).toBeGreaterThanOrEqual(270_000);
+    expect(nextRetryDelayMs(2, DEFAULT_RETRY_SCHEDULE, -1)).toBe(300_000);
   });
 
-  it('full jitter: the wait is uniform in [0, ceiling), whole ms', () => {
-    const p = DEFAULT_RETRY_POLICY;
-    expect(backoffDelayMs(3, p, 0)).toBe(0);
-    expect(backoffDelayMs(3, p, 0.5)).toBe(1000);
-    expect(backoffDelayMs(3, p, 0.999999)).toBe(1999);
-    expect(backoffDelayMs(3, p, 1)).toBeLessThan(2000);
-    expect(backoffDelayMs(3, p, -1)).toBe(0);
-  });
-
-  it('fills missing fields with the default', () => {
-    expect(parseRetryPolicy({ retries: 2 })).toEqual({ ...DEFAULT_RETRY_POLICY, retries: 2 });
-    expect(parseRetryPolicy(null)).toBe(DEFAULT_RETRY_POLICY);
-    expect(parseRetryPolicy({})).toEqual(DEFAULT_RETRY_POLICY);
+  it('reads a stored schedule, and the exponential shape of issue 5 as full jitter', () => {
+    expect(parseRetryPolicy(null)).toBe(DEFAULT_RETRY_SCHEDULE);
+    expect(parseRetryPolicy({ delaysMs: [100, 200] })).toEqual({ delaysMs: [100, 200], jitter: 0.1 });
+    const exp = parseRetryPolicy({ retries: 4, minTimeoutMs: 100, maxTimeoutMs: 500, factor: 2 });
+    expect(exp).toEqual({ delaysMs: [100, 200, 400, 500], jitter: 1 });
+    expect(nextRetryDelayMs(3, exp, 0.5)).toBe(200);
+    expect(parseRetryPolicy({}).delaysMs).toHaveLength(10);
   });
 
   it.each([
-    [[], 'JSON object'],
-    ['3', 'JSON object'],
-    [{ retries: -1 }, 'retries'],
-    [{ retries: 1.5 }, 'integer'],
-    [{ retries: 101 }, 'retries'],
-    [{ factor: 0.5 }, 'factor'],
-    [{ minTimeoutMs: Number.NaN }, 'minTimeoutMs'],
-    [{ maxTimeoutMs: '100' }, 'maxTimeoutMs'],
-    [{ minTimeoutMs: 2000, maxTimeoutMs: 1000 }, 'must not exceed'],
-  ])('refuses %j', (raw, message) => {
+    [[], 'must be a JSON object'],
+    [{ delaysMs: [1.5] }, 'retry_policy.delaysMs'],
+    [{ delaysMs: [-1] }, 'retry_policy.delaysMs'],
+    [{ delaysMs: Array(101).fill(1) }, 'retry_policy.delaysMs'],
+    [{ delaysMs: [1], jitter: 2 }, 'retry_policy.jitter'],
+    [{ delaysMs: [1], retries: 2 }, 'retry_policy.retries is not a known field'],
+    [{ retries: 1.5 }, 'retry_policy.retries must be an integer'],
+    [{ minTimeoutMs: 10, maxTimeoutMs: 5 }, 'minTimeoutMs must not exceed'],
+    [{ extra: 1 }, 'retry_policy.extra is not a known field'],
+  ])('refuses %j naming the field', (raw, message) => {
     expect(() => parseRetryPolicy(raw)).toThrow(RetryPolicyError);
     expect(() => parseRetryPolicy(raw)).toThrow(message);
   });
 
-  it('refuses a retry number below 1', () => {
-    expect(() => backoffCeilingMs(0, DEFAULT_RETRY_POLICY)).toThrow(RangeError);
+  it('counts attempts from 1', () => {
+    expect(() => nextRetryDelayMs(0, DEFAULT_RETRY_SCHEDULE, 0)).toThrow(RangeError);
   });
 });

@@ -8,10 +8,17 @@
  * /webhooks/platform/rollback, provider_tx_id (and linked_tx_id) as strings (seed: "integer in
  * the win callback; string in rewards and rollback"). Register Bet is POST on bet_path in both
  * forms. Amounts are JSON numbers in major units (1250 minor → 12.5).
+ *
+ * A lost bet's round close (issue 12 item 4, per operator `round_close`): `zero-win` sends the
+ * form's win (form A Register Win, form B Register Earnings) with amount 0 and the win's tx id
+ * (bet + 1); `round-end` POSTs {user_id, currency, provider, provider_tx_id, linked_tx_id, game,
+ * action: "round_end", round_id, session_token} to the operator's round_end_path; `none` sends
+ * nothing. How answers count is answers.ts's.
  */
 
 import { toMajorNumber } from '../money/money.ts';
-import type { RetryPolicy } from '../retry/schedule.ts';
+import type { RetrySchedule } from '../retry/schedule.ts';
+import type { AnswerTable } from './answers.ts';
 import type { BetContext } from './events.ts';
 
 /** `provider` of every callback and `agreggator` (seed spelling) of the form A win. */
@@ -32,10 +39,22 @@ export interface OperatorConfig {
   readonly signingSecret: string;
   /** Per-request timeout, ms. */
   readonly timeoutMs: number;
-  readonly retryPolicy: RetryPolicy;
+  /** When a failed win, rollback or round close is tried again, then parked. */
+  readonly retrySchedule: RetrySchedule;
+  /** How the operator's answers count. */
+  readonly answers: AnswerTable;
+  /** How a lost bet's round is closed for the operator. */
+  readonly roundClose: RoundClose;
+  /** Path of the round-end call (roundClose `round-end`), e.g. /wallet/round-end. */
+  readonly roundEndPath: string | null;
 }
 
-export type CallbackKind = 'bet' | 'win' | 'rollback';
+/** How lost bets close their round at the operator; `zero-win` by default (docs/decisions.md). */
+export type RoundClose = 'zero-win' | 'round-end' | 'none';
+export const ROUND_CLOSE_MODES: readonly RoundClose[] = ['zero-win', 'round-end', 'none'];
+
+/** What a callback does: debit, credit, refund, or close a lost bet's round. */
+export type CallbackKind = 'bet' | 'win' | 'rollback' | 'close';
 
 /** A callback the saga must make, planned from one event (see plan.ts). */
 export interface CallbackJob {
@@ -44,7 +63,7 @@ export interface CallbackJob {
   readonly txId: number;
   /** The bet's provider_tx_id. */
   readonly betTxId: number;
-  /** Minor units: the stake (bet, rollback) or the payout (win). */
+  /** Minor units: the stake (bet, rollback), the payout (win), 0 (close). */
   readonly amountMinor: number;
   readonly bet: BetContext;
 }
@@ -64,7 +83,11 @@ export interface CallbackRequest {
   readonly body: Record<string, unknown>;
 }
 
-/** The method, URL, webhook-id and exact body of `job` for `operator`. */
+/**
+ * The method, URL, webhook-id and exact body of `job` for `operator`.
+ * @throws Error for a round close of an operator whose roundClose is `none` (nothing to send), or
+ *   `round-end` without a roundEndPath.
+ */
 export function buildRequest(job: CallbackJob, op: OperatorConfig, session: SessionInfo): CallbackRequest {
   const b = job.bet;
   const common = {
@@ -91,6 +114,24 @@ export function buildRequest(job: CallbackJob, op: OperatorConfig, session: Sess
       extra_data: session.extraData,
     };
     return { method: 'POST', url: url(op.betPath), webhookId, body };
+  }
+  if (job.kind === 'close') {
+    if (op.roundClose === 'none') throw new Error(`operator ${op.operatorId} closes no rounds`);
+    if (op.roundClose === 'round-end') {
+      if (!op.roundEndPath) throw new Error(`operator ${op.operatorId} has no round_end_path`);
+      const body = {
+        ...common,
+        provider_tx_id: op.form === 'A' ? job.txId : String(job.txId),
+        linked_tx_id: op.form === 'A' ? job.betTxId : String(job.betTxId),
+        game: b.game,
+        action: 'round_end',
+        round_id: round,
+        session_token: session.sessionToken,
+      };
+      return { method: 'POST', url: url(op.roundEndPath), webhookId: `round_end-${job.txId}`, body };
+    }
+    // zero-win: the form's own win with amount 0, under the win's id and webhook-id.
+    return buildRequest({ ...job, kind: 'win' }, op, session);
   }
   if (job.kind === 'win' && op.form === 'A') {
     const body = {
@@ -136,87 +177,4 @@ export function buildRequest(job: CallbackJob, op: OperatorConfig, session: Sess
   return a
     ? { method: 'POST', url: url(op.rollbackPath), webhookId, body }
     : { method: 'GET', url: url(FORM_B_ROLLBACK_PATH), webhookId, body };
-}
-
-/** The operator's acknowledgement. */
-export interface Ack {
-  readonly operatorTxId: string;
-  readonly oldBalance: string;
-  readonly newBalance: string;
-}
-
-/**
- * How an answer counts:
- * - ok: acknowledged (money moved, or a replay of the first answer);
- * - refused: a definite "no" (a 4xx other than 401/404/408/429): retrying cannot change it;
- * - failed: anything else (5xx, 401/404/408/429, timeout, connection error, malformed JSON,
- *   missing fields): the outcome at the operator is unknown, so it is retried or compensated.
- */
-export type Verdict =
-  | { readonly type: 'ok'; readonly ack: Ack }
-  | { readonly type: 'refused'; readonly status: number; readonly code: string; readonly reason: string }
-  | { readonly type: 'failed'; readonly code: 'TIMEOUT' | 'OPERATOR_ERROR'; readonly reason: string };
-
-const UNCERTAIN_4XX = new Set([401, 404, 408, 429]);
-const BALANCE = /^-?\d{1,15}(\.\d{1,8})?$/;
-
-function text(v: unknown): string | undefined {
-  if (typeof v === 'string' && v.length > 0) return v;
-  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-  return undefined;
-}
-
-/**
- * Classifies an HTTP answer to `req`. A 2xx must be a JSON object with operator_tx_id and both
- * balances as decimal strings; form B and every rollback answer also echo user_id, currency,
- * provider and provider_tx_id, which must match the request (contract).
- */
-export function classifyResponse(req: CallbackRequest, status: number, bodyText: string): Verdict {
-  let json: unknown;
-  try {
-    json = bodyText.length > 0 ? JSON.parse(bodyText) : undefined;
-  } catch {
-    json = undefined;
-  }
-  const obj =
-    json !== null && typeof json === 'object' && !Array.isArray(json)
-      ? (json as Record<string, unknown>)
-      : {};
-  if (status >= 200 && status < 300) {
-    if (json === undefined)
-      return { type: 'failed', code: 'OPERATOR_ERROR', reason: `HTTP ${status}: malformed JSON` };
-    const operatorTxId = text(obj.operator_tx_id);
-    const oldBalance = obj.old_balance;
-    const newBalance = obj.new_balance;
-    if (operatorTxId === undefined || typeof oldBalance !== 'string' || typeof newBalance !== 'string')
-      return {
-        type: 'failed',
-        code: 'OPERATOR_ERROR',
-        reason: `HTTP ${status}: missing operator_tx_id or balances`,
-      };
-    if (!BALANCE.test(oldBalance) || !BALANCE.test(newBalance))
-      return {
-        type: 'failed',
-        code: 'OPERATOR_ERROR',
-        reason: `HTTP ${status}: balances are not decimal strings`,
-      };
-    const echoes = req.method === 'GET' || req.body.action === 'rollback';
-    if (echoes) {
-      for (const f of ['user_id', 'currency', 'provider', 'provider_tx_id'] as const) {
-        if (text(obj[f]) !== String(req.body[f]))
-          return {
-            type: 'failed',
-            code: 'OPERATOR_ERROR',
-            reason: `HTTP ${status}: ${f} missing or not echoed`,
-          };
-      }
-    }
-    return { type: 'ok', ack: { operatorTxId, oldBalance, newBalance } };
-  }
-  const err = obj.error as Record<string, unknown> | undefined;
-  const code = typeof err?.code === 'string' ? err.code : `HTTP_${status}`;
-  const message = typeof err?.message === 'string' ? err.message : bodyText.slice(0, 200);
-  if (status >= 400 && status < 500 && !UNCERTAIN_4XX.has(status))
-    return { type: 'refused', status, code, reason: `HTTP ${status} ${code}: ${message}` };
-  return { type: 'failed', code: 'OPERATOR_ERROR', reason: `HTTP ${status} ${code}: ${message}` };
 }

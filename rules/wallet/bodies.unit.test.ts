@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_POLICY } from '../retry/schedule.ts';
-import { buildRequest, type CallbackJob, classifyResponse, type OperatorConfig } from './bodies.ts';
+import { DEFAULT_RETRY_SCHEDULE } from '../retry/schedule.ts';
+import { answerTable } from './answers.ts';
+import { buildRequest, type CallbackJob, type OperatorConfig } from './bodies.ts';
 import type { BetContext } from './events.ts';
 
 const bet: BetContext = {
@@ -25,7 +26,10 @@ const op = (form: 'A' | 'B'): OperatorConfig => ({
   rollbackPath: '/wallet/rollback',
   signingSecret: `whsec_${Buffer.from('secret-secret-secret').toString('base64')}`,
   timeoutMs: 1000,
-  retryPolicy: DEFAULT_RETRY_POLICY,
+  retrySchedule: DEFAULT_RETRY_SCHEDULE,
+  answers: answerTable('seed'),
+  roundClose: 'zero-win',
+  roundEndPath: null,
 });
 const session = { sessionToken: 'st_1', extraData: '{"x":1}' };
 const job = (kind: CallbackJob['kind'], amountMinor = 1250): CallbackJob => ({
@@ -133,56 +137,45 @@ describe('buildRequest', () => {
   });
 });
 
-describe('classifyResponse', () => {
-  const winA = buildRequest(job('win'), op('A'), session);
-  const rewardsB = buildRequest(job('win'), op('B'), session);
-  const ack = { operator_tx_id: 'o-1', old_balance: '10.00', new_balance: '22.50' };
-
-  it('200 with the fields is ok', () => {
-    expect(classifyResponse(winA, 200, JSON.stringify(ack))).toEqual({
-      type: 'ok',
-      ack: { operatorTxId: 'o-1', oldBalance: '10.00', newBalance: '22.50' },
+describe('round close of a lost bet', () => {
+  it("zero-win: the form's own win with amount 0 under the win id", () => {
+    const close = { ...job('win'), kind: 'close' as const, amountMinor: 0 };
+    const a = buildRequest(close, op('A'), session);
+    const b = buildRequest(close, op('B'), session);
+    expect(a).toMatchObject({
+      method: 'POST',
+      url: 'http://127.0.0.1:9/base/wallet/win',
+      webhookId: 'win-41',
     });
+    expect(a.body).toMatchObject({ action: 'win', amount: 0, provider_tx_id: 41, linked_tx_id: 40 });
+    expect(b).toMatchObject({ method: 'GET', url: 'http://127.0.0.1:9/base/webhooks/platform/rewards' });
+    expect(b.body).toMatchObject({ action: 'win', amount: 0, provider_tx_id: '41' });
   });
 
-  it('form B must echo user_id, currency, provider and provider_tx_id', () => {
-    expect(classifyResponse(rewardsB, 200, JSON.stringify(ack)).type).toBe('failed');
-    const echoed = {
-      ...ack,
+  it("round-end: a POST on the operator's path naming the bet; none sends nothing", () => {
+    const close = { ...job('win'), kind: 'close' as const, amountMinor: 0 };
+    const roundEnd = { ...op('A'), roundClose: 'round-end' as const, roundEndPath: '/wallet/round-end' };
+    const r = buildRequest(close, roundEnd, session);
+    expect(r).toMatchObject({
+      method: 'POST',
+      url: 'http://127.0.0.1:9/base/wallet/round-end',
+      webhookId: 'round_end-41',
+    });
+    expect(r.body).toStrictEqual({
       user_id: 'u1',
       currency: 'EUR',
+      amount: 0,
       provider: 'casino-platform',
-      provider_tx_id: '41',
-    };
-    expect(classifyResponse(rewardsB, 200, JSON.stringify(echoed)).type).toBe('ok');
-    expect(classifyResponse(rewardsB, 200, JSON.stringify({ ...echoed, provider_tx_id: '45' })).type).toBe(
-      'failed',
+      provider_tx_id: 41,
+      linked_tx_id: 40,
+      game: 'crash',
+      action: 'round_end',
+      round_id: '1000000000042',
+      session_token: 'st_1',
+    });
+    expect(() => buildRequest(close, { ...op('A'), roundClose: 'none' }, session)).toThrow(
+      /closes no rounds/,
     );
-  });
-
-  it.each([
-    ['malformed JSON', 200, '{"operator_tx_id":'],
-    ['empty body', 200, ''],
-    ['missing new_balance', 200, JSON.stringify({ operator_tx_id: 'x', old_balance: '1.00' })],
-    ['numeric balance', 200, JSON.stringify({ ...ack, new_balance: 22.5 })],
-    ['non-decimal balance', 200, JSON.stringify({ ...ack, new_balance: 'lots' })],
-    ['500', 500, '{"error":{"code":"INTERNAL","message":"x"}}'],
-    ['401', 401, '{"error":{"code":"INVALID_SIGNATURE","message":"x"}}'],
-    ['404', 404, 'not found'],
-    ['429', 429, ''],
-  ])('%s is a failure (outcome unknown)', (_name, status, body) => {
-    const v = classifyResponse(winA, status, body);
-    expect(v.type).toBe('failed');
-    expect(v.type === 'failed' && v.code).toBe('OPERATOR_ERROR');
-  });
-
-  it('402 and 409 are refusals carrying the operator code', () => {
-    const v = classifyResponse(
-      winA,
-      402,
-      JSON.stringify({ error: { code: 'INSUFFICIENT_FUNDS', message: 'no' } }),
-    );
-    expect(v).toMatchObject({ type: 'refused', status: 402, code: 'INSUFFICIENT_FUNDS' });
-    expect(classifyResponse(winA, 409, 'x')).toMatchObject({ type: 'refused', code: 'HTTP_409' });
+    expect(() => buildRequest(close, { ...roundEnd, roundEndPath: null }, session)).toThrow(/round_end_path/);
   });
 });

@@ -217,32 +217,43 @@ export interface BetSettled {
   readonly at: number;
 }
 
-export type CallbackKind = 'bet' | 'win' | 'rollback';
+export type CallbackKind = 'bet' | 'win' | 'rollback' | 'close';
 
-/** A callback attempt failed (wallet-saga). parked: retries are used up and the request is on the dead-letter topic. */
+/** A callback attempt did not succeed (wallet-saga dispatcher, issue 12). parked: the retry schedule is used up or the answer needs ops (a refused win, a mismatching duplicate); the callback waits in wallet_callbacks for a re-drive. */
 export interface CallbackFailed {
   readonly tx_id: number;
   readonly bet_tx_id: number;
   readonly kind: CallbackKind;
   readonly attempts: number;
   readonly error: string;
+  /** Class of the answer (rules/wallet/answers.ts): failed, refused, mismatch or unknown_transaction. */
+  readonly answer: string;
+  /** Refusal code (ours, e.g. INSUFFICIENT_FUNDS) or the operator's code, or TIMEOUT / OPERATOR_ERROR. */
+  readonly code: string;
+  /** Unix ms of the next attempt when the callback stays in retry; null when none is scheduled. */
+  readonly next_attempt_at: null | number;
   readonly parked: boolean;
   /** Unix ms */
   readonly at: number;
 }
 
-/** The operator acknowledged a callback (wallet-saga). */
+/** The operator acknowledged a callback (wallet-saga dispatcher, issue 12): answered success, or a duplicate taken as the first answer, or (rollback, round close) an unknown transaction. */
 export interface CallbackSucceeded {
   /** provider_tx_id of the callback's transaction. */
   readonly tx_id: number;
   /** The bet this transaction belongs to. */
   readonly bet_tx_id: number;
+  /** close: a lost bet's round closed for the operator (zero-amount win or round-end call). */
   readonly kind: CallbackKind;
+  /** The operator's transaction id; empty when its answer gave none. */
   readonly operator_tx_id: string;
-  /** Decimal string as the operator answered. */
-  readonly old_balance: string;
-  readonly new_balance: string;
+  /** Decimal string as the operator answered; null when its duplicate or unknown-transaction answer gave none. */
+  readonly old_balance: string | null;
+  /** Decimal string as the operator answered; null when its duplicate or unknown-transaction answer gave none. */
+  readonly new_balance: string | null;
   readonly amount_minor: number;
+  /** Class of the answer (rules/wallet/answers.ts): ok, duplicate or unknown_transaction. */
+  readonly answer: string;
   readonly attempts: number;
   /** Unix ms */
   readonly at: number;

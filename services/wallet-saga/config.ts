@@ -3,21 +3,25 @@
  *
  * Its own settings (environment variable → meaning, default):
  * - WALLET_SAGA_HTTP_PORT: the /health, /ready, /metrics listener on API_HOST (8091; 0 = any).
- * - WALLET_SAGA_GROUP: consumer group of the wallet saga on wallet-transactions (wallet-saga).
- * - WALLET_SAGA_MAX_IN_FLIGHT: events admitted and not yet finished before the saga pauses its
- *   consumer (backpressure) (256).
+ * - WALLET_SAGA_GROUP: consumer group of the bet processes on wallet-transactions, shared by every
+ *   instance (wallet-saga).
+ * - WALLET_SAGA_MAX_IN_FLIGHT: callbacks one instance sends at once (256).
  * - WALLET_SAGA_CACHE_MS: how long an operator's configuration row is cached (5000 ms).
- * Shared: WALLET_REPLAY_GROUP, KAFKA_*, TOPIC_*, DATABASE_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, API_HOST.
+ * - WALLET_SAGA_POLL_MS: longest wait between two looks for due callbacks (200 ms).
+ * - WALLET_SAGA_LEASE_MS: how long a leased callback stays with its instance before another may
+ *   take it (a SIGKILLed instance's callbacks move after this) (15000 ms; longer for an operator
+ *   whose timeout needs it).
+ * - WALLET_SAGA_INSTANCE: this instance's name in leases (host:pid).
+ * - WALLET_SAGA_BREAKER_FAILURES: consecutive failed bet callbacks that open an operator's circuit
+ *   breaker (5).
+ * - WALLET_SAGA_BREAKER_COOLDOWN_MS: first wait before the half-open balance probe (5000 ms),
+ *   doubled after each failed probe up to WALLET_SAGA_BREAKER_MAX_COOLDOWN_MS (60000 ms).
+ * Shared: KAFKA_*, TOPIC_*, DATABASE_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, API_HOST.
  */
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { configLoader, int, port, section } from '../../lib/config/core.ts';
-import {
-  dbSection,
-  deadLettersSection,
-  kafkaSection,
-  opsSection,
-  processSection,
-} from '../../lib/config/shared.ts';
+import { dbSection, kafkaSection, opsSection, processSection } from '../../lib/config/shared.ts';
 
 export const walletSagaSection = section({
   name: 'walletSaga',
@@ -27,6 +31,12 @@ export const walletSagaSection = section({
     WALLET_SAGA_GROUP: z.string().min(1).default('wallet-saga'),
     WALLET_SAGA_MAX_IN_FLIGHT: int(1, 100_000).default(256),
     WALLET_SAGA_CACHE_MS: int(0, 3_600_000).default(5_000),
+    WALLET_SAGA_POLL_MS: int(10, 60_000).default(200),
+    WALLET_SAGA_LEASE_MS: int(1_000, 600_000).default(15_000),
+    WALLET_SAGA_INSTANCE: z.string().min(1).max(200).optional(),
+    WALLET_SAGA_BREAKER_FAILURES: int(1, 1_000).default(5),
+    WALLET_SAGA_BREAKER_COOLDOWN_MS: int(100, 3_600_000).default(5_000),
+    WALLET_SAGA_BREAKER_MAX_COOLDOWN_MS: int(100, 3_600_000).default(60_000),
   },
   build: (r) => ({
     httpPort: r.WALLET_SAGA_HTTP_PORT,
@@ -34,6 +44,16 @@ export const walletSagaSection = section({
     maxInFlight: r.WALLET_SAGA_MAX_IN_FLIGHT,
     /** Operator configuration cache lifetime, ms. */
     cacheMs: r.WALLET_SAGA_CACHE_MS,
+    /** ms */
+    pollMs: r.WALLET_SAGA_POLL_MS,
+    /** ms */
+    leaseMs: r.WALLET_SAGA_LEASE_MS,
+    instance: r.WALLET_SAGA_INSTANCE ?? `${hostname()}:${process.pid}`,
+    breaker: {
+      failures: r.WALLET_SAGA_BREAKER_FAILURES,
+      cooldownMs: r.WALLET_SAGA_BREAKER_COOLDOWN_MS,
+      maxCooldownMs: Math.max(r.WALLET_SAGA_BREAKER_MAX_COOLDOWN_MS, r.WALLET_SAGA_BREAKER_COOLDOWN_MS),
+    },
   }),
 });
 
@@ -43,7 +63,6 @@ export const loadWalletSagaConfig = configLoader([
   dbSection,
   processSection,
   opsSection,
-  deadLettersSection,
   walletSagaSection,
 ]);
 export type WalletSagaConfig = ReturnType<typeof loadWalletSagaConfig>;

@@ -7,11 +7,17 @@
  */
 import type { Sql } from '../../lib/db/pool.ts';
 import { parseRetryPolicy } from '../../rules/retry/schedule.ts';
-import type { OperatorConfig, SessionInfo } from '../../rules/wallet/bodies.ts';
+import { answerTable } from '../../rules/wallet/answers.ts';
+import type { OperatorConfig, RoundClose, SessionInfo } from '../../rules/wallet/bodies.ts';
+
+/** An operator's callback configuration plus what the breaker's balance probe needs. */
+export interface SagaOperator extends OperatorConfig {
+  readonly balancePath: string;
+}
 
 export interface Directory {
   /** The operator's callback configuration, or null when unknown or disabled. @throws on a database error. */
-  operator(operatorId: string, nowMs: number): Promise<OperatorConfig | null>;
+  operator(operatorId: string, nowMs: number): Promise<SagaOperator | null>;
   /** The session's token and extra_data, or null when unknown. @throws on a database error. */
   session(sessionId: string): Promise<SessionInfo | null>;
 }
@@ -25,13 +31,22 @@ interface OperatorRow {
   bet_path: string;
   win_path: string;
   rollback_path: string;
+  balance_path: string;
   signing_secret: string;
   timeout_ms: number;
   retry_policy: unknown;
+  answer_table: unknown;
+  round_close: RoundClose;
+  round_end_path: string | null;
 }
 
-/** Maps a row to the configuration. @throws RetryPolicyError for an unusable retry_policy. */
-function operatorFromRow(row: OperatorRow): OperatorConfig {
+const json = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
+
+/**
+ * Maps a row to the configuration.
+ * @throws RetryPolicyError or AnswerTableError for an unusable retry_policy or answer_table.
+ */
+function operatorFromRow(row: OperatorRow): SagaOperator {
   return {
     operatorId: row.operator_id,
     form: row.callback_form,
@@ -39,25 +54,28 @@ function operatorFromRow(row: OperatorRow): OperatorConfig {
     betPath: row.bet_path,
     winPath: row.win_path,
     rollbackPath: row.rollback_path,
+    balancePath: row.balance_path,
     signingSecret: row.signing_secret,
     timeoutMs: Number(row.timeout_ms),
-    retryPolicy: parseRetryPolicy(
-      typeof row.retry_policy === 'string' ? JSON.parse(row.retry_policy) : row.retry_policy,
-    ),
+    retrySchedule: parseRetryPolicy(json(row.retry_policy)),
+    // postgres.js hands jsonb over parsed: a preset arrives as its name.
+    answers: answerTable(row.answer_table),
+    roundClose: row.round_close,
+    roundEndPath: row.round_end_path,
   };
 }
 
 /** A directory over `sql` (search_path = the configured schema). */
 export function createDirectory(sql: Sql, cacheMs: number, maxSessions = 50_000): Directory {
-  const operators = new Map<string, { at: number; value: OperatorConfig | null }>();
+  const operators = new Map<string, { at: number; value: SagaOperator | null }>();
   const sessions = new Map<string, SessionInfo>();
   return {
     async operator(operatorId, nowMs) {
       const hit = operators.get(operatorId);
       if (hit && nowMs - hit.at < cacheMs) return hit.value;
       const rows = await sql<OperatorRow[]>`
-        select operator_id, callback_form, base_url, bet_path, win_path, rollback_path,
-               signing_secret, timeout_ms, retry_policy
+        select operator_id, callback_form, base_url, bet_path, win_path, rollback_path, balance_path,
+               signing_secret, timeout_ms, retry_policy, answer_table, round_close, round_end_path
         from operators where operator_id = ${operatorId} and disabled_at is null`;
       const value = rows[0] ? operatorFromRow(rows[0]) : null;
       operators.set(operatorId, { at: nowMs, value });

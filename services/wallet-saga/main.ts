@@ -2,7 +2,7 @@
  * Wallet saga process: reads config, applies pending migrations (the operators table must exist),
  * makes sure its topics exist, starts the saga and its ops endpoints (API_HOST,
  * WALLET_SAGA_HTTP_PORT), and on SIGINT/SIGTERM stops retries, commits what is finished and
- * disconnects. A fatal saga error exits 1 so a supervisor restarts it (the log re-drives the rest).
+ * disconnects; a failure to start exits 1.
  */
 
 import { migrateWhenReachable } from '../../lib/db/migrate.ts';
@@ -26,7 +26,7 @@ try {
   await migrateWhenReachable(sql, config.db.schema, logger);
   const admin = kafka.admin();
   await admin.connect();
-  await ensureTopics(admin, config, ['walletTransactions', 'walletDeadLetter']);
+  await ensureTopics(admin, config, ['walletTransactions']);
   await admin.disconnect();
 
   const saga = buildWalletSaga({
@@ -34,10 +34,9 @@ try {
     kafka,
     sql,
     logger,
-    onFatal: () => process.exit(1),
   });
   await saga.start();
-  // /health, /ready (in the consumer group and not failed), /metrics.
+  // /health, /ready (the processes' consumer in its group with its database, not failed), /metrics.
   const ops = await startOpsServerFor(saga, config.ops.host, config.walletSaga.httpPort);
   logger.info({ port: ops.port }, 'wallet saga listening');
 

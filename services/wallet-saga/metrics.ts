@@ -1,26 +1,32 @@
 /**
  * Prometheus metrics of the wallet saga (STYLE.md §12), in a registry of its own so several
- * sagas (tests) can live in one process. Its consumer lag per partition and the parked callbacks
- * not yet replayed are the common `kafka_consumer_lag` (consumers `wallet-saga` and
- * `wallet-replay`; lib/log/consumer-lag.ts).
+ * sagas (tests) can live in one process. The processes' consumer lag per partition is the common
+ * `kafka_consumer_lag` (consumer `wallet-saga`; lib/log/consumer-lag.ts) and its consumer metrics
+ * (lib/log/consumer-metrics.ts) share this registry.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { createServiceRegistry } from '../../lib/metrics.ts';
 
 export interface SagaMetrics {
   readonly registry: Registry;
-  /** Finished callbacks by kind (bet, win, rollback) and outcome (ok, refused, failed, parked). */
-  readonly callbacks: Counter<'kind' | 'outcome'>;
-  /** HTTP attempts by kind and verdict (ok, refused, failed). */
-  readonly attempts: Counter<'kind' | 'verdict'>;
-  /** Retries scheduled (attempts after the first) by kind. */
+  /** Callbacks asked for by the processes, by kind (bet, win, rollback, close). */
+  readonly scheduled: Counter<'kind'>;
+  /** Attempts by kind and answer class (ok, duplicate, refused, unknown_transaction, mismatch, failed). */
+  readonly attempts: Counter<'kind' | 'answer'>;
+  /** Attempts after which the callback is due again (a retry on the schedule), by kind. */
   readonly retries: Counter<'kind'>;
-  /** Callbacks parked on the dead-letter topic by kind. */
+  /** Callbacks parked for ops, by kind. */
   readonly parked: Counter<'kind'>;
-  /** Records admitted and not yet finished. */
+  /** Callbacks leased by this instance and not finished. */
   readonly inFlight: Gauge;
+  /** Callbacks waiting, by status (due, in_flight, parked), all instances (sampled). */
+  readonly waiting: Gauge<'status'>;
   /** Seconds per HTTP attempt by kind. */
   readonly attemptSeconds: Histogram<'kind'>;
+  /** Events an invariant kept the process from acting on (rules/wallet/process.ts). */
+  readonly violations: Counter;
+  /** Breaker state per operator: 1 open, 0 closed. */
+  readonly breakerOpen: Gauge<'operator'>;
 }
 
 /** Creates the metrics in `registry` (when omitted, a new one with the process metrics and `service="wallet-saga"`). */
@@ -28,33 +34,39 @@ export function createSagaMetrics(registry: Registry = createServiceRegistry('wa
   const registers = [registry];
   return {
     registry,
-    callbacks: new Counter({
-      name: 'wallet_saga_callbacks_total',
-      help: 'Finished operator callbacks by kind and outcome (ok, refused, failed, parked)',
-      labelNames: ['kind', 'outcome'],
+    scheduled: new Counter({
+      name: 'wallet_saga_callbacks_scheduled_total',
+      help: 'Operator callbacks asked for by the bet processes, by kind',
+      labelNames: ['kind'],
       registers,
     }),
     attempts: new Counter({
       name: 'wallet_saga_callback_attempts_total',
-      help: 'HTTP callback attempts by kind and verdict',
-      labelNames: ['kind', 'verdict'],
+      help: 'HTTP callback attempts by kind and answer class',
+      labelNames: ['kind', 'answer'],
       registers,
     }),
     retries: new Counter({
       name: 'wallet_saga_retries_total',
-      help: 'Callback retries scheduled (attempts after the first)',
+      help: 'Callback attempts followed by a retry on the schedule',
       labelNames: ['kind'],
       registers,
     }),
     parked: new Counter({
       name: 'wallet_saga_parked_total',
-      help: 'Callbacks whose retries were used up, copied to the dead-letter topic',
+      help: 'Callbacks parked for ops (schedule used up, or an answer ops must look at)',
       labelNames: ['kind'],
       registers,
     }),
     inFlight: new Gauge({
       name: 'wallet_saga_in_flight',
-      help: 'Records admitted by the saga and not yet finished',
+      help: 'Callbacks leased by this instance and not finished',
+      registers,
+    }),
+    waiting: new Gauge({
+      name: 'wallet_saga_callbacks_waiting',
+      help: 'Callbacks by status (due, in_flight, parked), all instances',
+      labelNames: ['status'],
       registers,
     }),
     attemptSeconds: new Histogram({
@@ -62,6 +74,17 @@ export function createSagaMetrics(registry: Registry = createServiceRegistry('wa
       help: 'Duration of one HTTP callback attempt',
       labelNames: ['kind'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    violations: new Counter({
+      name: 'wallet_saga_invariant_violations_total',
+      help: 'Wallet events a money invariant kept the bet process from acting on',
+      registers,
+    }),
+    breakerOpen: new Gauge({
+      name: 'wallet_saga_breaker_open',
+      help: 'Circuit breaker of each operator: 1 open (new bets refused), 0 closed',
+      labelNames: ['operator'],
       registers,
     }),
   };

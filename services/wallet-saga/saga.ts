@@ -1,250 +1,166 @@
 /**
- * The wallet saga (issue 5 item 5): consumes `wallet-transactions` in its consumer group and makes
- * the operator callbacks the events ask for (plan.ts), appending each outcome to the same key.
+ * The wallet saga (issue 12): per-bet process managers over `wallet-transactions` and a durable
+ * callback dispatcher, composed. Any number of instances run side by side: the processes share
+ * the topic's partitions through the consumer group (WALLET_SAGA_GROUP), the dispatchers share
+ * wallet_callbacks through row leases.
  *
- * No head-of-line blocking: eachBatch only admits records into a KeyedScheduler (per-player
- * queues, at most `maxInFlight` unfinished; beyond that the consumer is paused until a slot
- * frees), so a slow or failing player or operator delays only its own key. Offsets are committed
- * per partition up to the scheduler's watermark, the lowest offset whose work is not finished.
+ * - processes.ts: a checkpointed consumer (lib/log/checkpointed-consumer.ts) whose one-statement
+ *   writes hold the bets' states, the callbacks they ask for and the events they append;
+ * - dispatcher.ts: leases due callbacks, sends them, stores each answer's result and fact;
+ * - outbox.ts: appends the facts and decisions after their commit (a relay for those left behind);
+ * - prober.ts: half-open balance probes of operators whose circuit breaker is open.
  *
- * Crash and kill safety (at-least-once, no double money): after a crash everything past the
- * committed offset is processed again. That is safe because (1) the operator is idempotent on
- * provider_tx_id, reused on every retry and every re-run with the same body and webhook-id, so a
- * repeated debit, credit or rollback returns the first answer and moves no money; (2) the events
- * appended here carry the same tx_id when repeated, and their consumers (settlement, the wallet
- * projector) dedupe on it. A bet whose first run timed out and whose re-run succeeds ends debited
- * and refunded (its RollbackRequested is on the log), never settled.
+ * Crash and kill safety: a SIGKILL between a commit and its append leaves the event in the outbox
+ * (appended by the relay); between an HTTP answer and its stored result, the lease runs out and the
+ * callback is sent again with the same provider_tx_id and webhook-id, which the operator answers
+ * with its first answer (or "duplicate", taken as the first answer). Nothing is decided twice:
+ * a bet's process state and the checkpoint move in one statement.
  */
-import type { Consumer, Kafka, Producer } from 'kafkajs';
+import type { Kafka, Producer } from 'kafkajs';
 import type { Sql } from '../../lib/db/pool.ts';
 import { type CallbackClient, createCallbackClient } from '../../lib/http/callback-client.ts';
-import { trackConsumerLag } from '../../lib/log/consumer-lag.ts';
+import {
+  buildCheckpointedConsumer,
+  type CheckpointedConsumer,
+  type ConsumerStatus,
+} from '../../lib/log/checkpointed-consumer.ts';
 import { topicName } from '../../lib/log/topics.ts';
-import { decodeWalletEvent } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
-import type { CallbackJob } from '../../rules/wallet/bodies.ts';
-import { jobKey, planJob } from '../../rules/wallet/plan.ts';
 import type { WalletSagaConfig } from './config.ts';
 import { createDirectory, type Directory } from './directory.ts';
-import { type ExecutorDeps, executeJob } from './executor.ts';
+import { createDispatcher, type Dispatcher } from './dispatcher.ts';
 import { createSagaMetrics, type SagaMetrics } from './metrics.ts';
-import { KeyedScheduler } from './scheduler.ts';
+import { createOutbox, type Outbox } from './outbox.ts';
+import { createProber, type Prober } from './prober.ts';
+import { processesSpec } from './processes.ts';
 
 export interface WalletSagaDeps {
-  readonly config: Pick<WalletSagaConfig, 'kafka' | 'walletSaga' | 'deadLetters'>;
+  readonly config: Pick<WalletSagaConfig, 'kafka' | 'walletSaga' | 'db'>;
   readonly kafka: Kafka;
   readonly sql: Sql;
   readonly logger: Logger;
-  /** Unix ms clock (default Date.now). */
+  /** Unix ms clock (default Date.now); tests move it to reach retries hours away. */
   readonly now?: () => number;
   /** Jitter source in [0, 1) (default Math.random). */
   readonly random?: () => number;
-  /** Called once when the saga cannot go on (an outcome could not be appended, the consumer crashed); main.ts exits. */
-  readonly onFatal?: (err: unknown) => void;
 }
 
 export interface WalletSaga {
-  /** Connects, joins the group and starts consuming. @throws kafkajs errors. */
+  /** Connects, joins the group and starts consuming and dispatching. @throws kafkajs or postgres.js errors. */
   start(): Promise<void>;
-  /** Stops retries and consumption, commits what is finished, disconnects. */
+  /** Stops consuming and leasing, lets attempts in progress finish (bounded), disconnects. */
   stop(): Promise<void>;
-  /** In the consumer group and not failed. */
+  /** Processes' consumer in its group with its database (it retries transient failures itself). */
   ready(): boolean;
-  status(): { joined: boolean; failed: boolean; inFlight: number; paused: boolean };
-  /** Resolves when nothing is in flight. */
+  status(): ConsumerStatus & { inFlight: number };
+  /** Resolves when the dispatcher has nothing in flight. */
   idle(): Promise<void>;
   readonly metrics: SagaMetrics;
+  /** Runs one pass of the breaker probes (tests). */
+  probeBreakers(): Promise<void>;
 }
 
 /** Builds the saga; nothing connects before `start`. */
 export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
-  const { config, kafka, logger } = deps;
-  const log = logger.child({ component: 'wallet-saga' });
+  const { config, kafka, sql, logger } = deps;
+  const cfg = config.walletSaga;
+  const log = logger.child({ component: 'wallet-saga', instance: cfg.instance });
   const now = deps.now ?? Date.now;
-  const topic = topicName(config, 'walletTransactions');
   const metrics = createSagaMetrics();
-  const directory: Directory = createDirectory(deps.sql, config.walletSaga.cacheMs);
+  const directory: Directory = createDirectory(sql, cfg.cacheMs);
   const client: CallbackClient = createCallbackClient();
-  const abort = new AbortController();
-  // 10 s session (kafkajs default 30 s): a restart after a SIGKILL gets its partitions back that much
-  // sooner. Safe because eachBatch only admits records to the per-player queues and returns, so
-  // heartbeats are never starved by a slow operator.
-  const consumer: Consumer = kafka.consumer({
-    groupId: config.walletSaga.group,
-    maxWaitTimeInMs: 100,
-    sessionTimeout: 10_000,
+  const producer: Producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
   });
-  const producer: Producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-  const lagOptions = { kafka, registry: metrics.registry, refreshMs: config.kafka.lagRefreshMs, logger: log };
-  // Position = the scheduler's watermark (lowest unfinished offset), as committed.
-  const lag = trackConsumerLag({
-    ...lagOptions,
-    name: 'wallet-saga',
-    groupId: config.walletSaga.group,
-    consumer,
-  });
-  // Parked callbacks not yet replayed: the dead-letter topic past the replay group's commit.
-  const parkedBacklog = trackConsumerLag({
-    ...lagOptions,
-    name: 'wallet-replay',
-    groupId: config.deadLetters.walletReplayGroup,
-    topics: [topicName(config, 'walletDeadLetter')],
-  });
-  let joined = false;
-  let failed = false;
-  let stopping = false;
-  let paused = false;
-
-  const fatal = (err: unknown) => {
-    if (stopping || failed) return;
-    failed = true;
-    log.error({ err }, 'wallet saga failed');
-    deps.onFatal?.(err);
-  };
-
-  // Commits: the latest watermark per partition, flushed one commit at a time.
-  const toCommit = new Map<number, bigint>();
-  const committed = new Map<number, bigint>();
-  let flushing: Promise<void> | null = null;
-  let flushTimer: NodeJS.Timeout | null = null;
-  const flush = async (): Promise<void> => {
-    const offsets = [...toCommit]
-      .filter(([p, o]) => (committed.get(p) ?? -1n) < o)
-      .map(([partition, o]) => ({ topic, partition, offset: String(o) }));
-    if (offsets.length === 0) return;
-    try {
-      await consumer.commitOffsets(offsets);
-      for (const o of offsets) committed.set(o.partition, BigInt(o.offset));
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'offset commit failed; retried on the next flush');
-      scheduleFlush(1000);
-    }
-  };
-  const scheduleFlush = (delayMs = 50) => {
-    if (flushTimer) return;
-    flushTimer = setTimeout(() => {
-      flushTimer = null;
-      flushing = (flushing ?? Promise.resolve()).then(flush).finally(() => {
-        flushing = null;
-      });
-    }, delayMs);
-  };
-
-  const scheduler = new KeyedScheduler(config.walletSaga.maxInFlight, {
-    onError: (err, partition, offset) => {
-      if (!stopping) log.error({ err, partition, offset: String(offset) }, 'record processing failed');
-      fatal(err);
-    },
-    onWatermark: (partition, next) => {
-      toCommit.set(partition, next);
-      lag.position(topic, partition, next);
-      metrics.inFlight.set(scheduler.inFlight);
-      scheduleFlush();
-    },
-    onCapacity: () => {
-      metrics.inFlight.set(scheduler.inFlight);
-      if (paused && !stopping) {
-        paused = false;
-        consumer.resume([{ topic }]);
-      }
-    },
-  });
-
-  // One set of executor dependencies for every record (this runs per admitted record).
-  const executor: ExecutorDeps = {
-    config,
+  const outbox: Outbox = createOutbox({
+    sql,
     producer,
+    topic: topicName(config, 'walletTransactions'),
+    logger: log,
+  });
+  let stopping = false;
+  const dispatcher: Dispatcher = createDispatcher({
+    sql,
+    directory,
+    client,
+    outbox,
+    metrics,
+    logger: log,
+    owner: cfg.instance,
+    now,
+    random: deps.random ?? Math.random,
+    maxInFlight: cfg.maxInFlight,
+    pollMs: cfg.pollMs,
+    leaseMs: cfg.leaseMs,
+    leaseMarginMs: 5_000,
+    breaker: cfg.breaker,
+  });
+  const prober: Prober = createProber({
+    sql,
     directory,
     client,
     metrics,
     logger: log,
     now,
-    random: deps.random ?? Math.random,
-    signal: abort.signal,
+    breaker: cfg.breaker,
+    intervalMs: Math.min(1_000, cfg.breaker.cooldownMs),
+  });
+  const consumer: CheckpointedConsumer = buildCheckpointedConsumer(
+    processesSpec({ outbox, metrics, logger: log, now, onCallbacks: () => dispatcher.wake() }),
+    {
+      config,
+      kafka,
+      sql,
+      logger: log,
+      groupId: cfg.group,
+      maxWaitTimeInMs: 50,
+      commitOffsets: true,
+      lagName: 'wallet-saga',
+      options: { registry: metrics.registry },
+    },
+  );
+  // Callbacks waiting, all instances: sampled for the gauge.
+  let sampler: NodeJS.Timeout | null = null;
+  const sample = async () => {
+    const rows = await sql<{ status: string; n: string }[]>`
+      select status, count(*)::text as n from wallet_callbacks
+      where status in ('due', 'in_flight', 'parked') group by status`;
+    for (const s of ['due', 'in_flight', 'parked']) metrics.waiting.set({ status: s }, 0);
+    for (const r of rows) metrics.waiting.set({ status: r.status }, Number(r.n));
   };
-  const run = (
-    job: CallbackJob,
-    partition: number,
-    m: { offset: string; key: Buffer | null; value: Buffer | null },
-  ) => executeJob(executor, job, { topic, partition, offset: m.offset, key: m.key, value: m.value });
 
   return {
     metrics,
-    ready: () => joined && !failed && !stopping,
-    status: () => ({ joined, failed, inFlight: scheduler.inFlight, paused }),
-    idle: () => scheduler.idle(),
+    ready: () => consumer.ready() && !stopping,
+    status: () => ({ ...consumer.status(), inFlight: dispatcher.inFlight }),
+    idle: () => dispatcher.idle(),
+    probeBreakers: () => prober.probeOnce(),
     async start() {
       await producer.connect();
-      await consumer.connect();
-      parkedBacklog.start();
-      consumer.on(consumer.events.GROUP_JOIN, (e) => {
-        joined = true;
-        const mine = new Set<number>(e.payload.memberAssignment[topic] ?? []);
-        scheduler.resetPartitions(mine);
-        for (const p of [...toCommit.keys()]) if (!mine.has(p)) toCommit.delete(p);
-        committed.clear();
-      });
-      consumer.on(consumer.events.CRASH, (e) => {
-        joined = false;
-        if (!e.payload.restart) fatal(e.payload.error);
-      });
-      // A new group starts at the beginning: bets placed before the saga's first start still get their callbacks.
-      await consumer.subscribe({ topic, fromBeginning: true });
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-          for (const m of batch.messages) {
-            if (!isRunning() || isStale() || stopping) break;
-            const offset = BigInt(m.offset);
-            if (scheduler.seen(batch.partition, offset)) {
-              resolveOffset(m.offset);
-              continue;
-            }
-            let job: CallbackJob | null = null;
-            try {
-              job = planJob(decodeWalletEvent(m.value));
-            } catch (err) {
-              log.warn(
-                { partition: batch.partition, offset: m.offset, err: (err as Error).message },
-                'undecodable record skipped',
-              );
-            }
-            if (job === null) {
-              scheduler.skip(batch.partition, offset);
-              resolveOffset(m.offset);
-              continue;
-            }
-            const key = m.key?.toString() ?? jobKey(job);
-            if (!scheduler.admit(batch.partition, offset, key, () => run(job, batch.partition, m))) {
-              // Backpressure: the rest of the batch is read again after resume (its offsets stay unresolved).
-              paused = true;
-              consumer.pause([{ topic }]);
-              break;
-            }
-            resolveOffset(m.offset);
-          }
-          metrics.inFlight.set(scheduler.inFlight);
-          await heartbeat();
-        },
-      });
+      await consumer.start();
+      dispatcher.start();
+      outbox.startRelay();
+      prober.start();
+      sampler = setInterval(() => {
+        sample().catch(() => {});
+      }, 5_000);
+      sampler.unref();
+      log.info('wallet saga started');
     },
     async stop() {
       if (stopping) return;
       stopping = true;
-      abort.abort(new Error('wallet saga stopping'));
-      // Aborted jobs reject quickly; an HTTP attempt in progress ends by its own timeout at the latest.
-      await Promise.race([scheduler.idle(), new Promise((r) => setTimeout(r, 15_000).unref())]);
-      if (flushTimer) {
-        clearTimeout(flushTimer);
-        flushTimer = null;
-      }
-      await flushing;
-      await flush();
-      await consumer.disconnect();
-      await producer.disconnect();
-      await Promise.all([lag.stop(), parkedBacklog.stop()]);
+      if (sampler) clearInterval(sampler);
+      await consumer.stop();
+      // An attempt in progress ends by its own timeout at the latest; one cut off here is sent again
+      // by whoever leases it next (same id).
+      await dispatcher.stop(15_000);
+      await Promise.all([outbox.stop(), prober.stop()]);
+      await producer.disconnect().catch(() => {});
       client.close();
+      log.info('wallet saga stopped');
     },
   };
 }

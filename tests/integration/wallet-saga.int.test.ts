@@ -1,11 +1,13 @@
 /**
  * The wallet saga against the real broker and Postgres and a real HTTP operator
- * (tests/support/wallet-saga.ts), and the dead-letter replay that re-drives a parked win. One partition, so every player shares it (the head-of-line case).
+ * (tests/support/wallet-saga.ts): the answers to a debit, a win retried on the schedule, a parked
+ * win that ops list and re-drive (lib/db/wallet-callbacks.ts), no head-of-line blocking, and the
+ * ops endpoints. One partition, so every player shares it (the head-of-line case).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getCallback, listCallbacks, redriveCallbacks } from '../../lib/db/wallet-callbacks.ts';
 import { startOpsServerFor } from '../../lib/http/ops.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { replayParked } from '../../services/dead-letters/wallet-replay.ts';
 import { buildWalletSaga, type WalletSaga } from '../../services/wallet-saga/saga.ts';
 import { samplesOf, sampleValue } from '../support/metrics.ts';
 import { waitFor } from '../support/poll.ts';
@@ -38,7 +40,7 @@ beforeAll(async () => {
     config: { ...env.config, kafka: { ...env.config.kafka, lagRefreshMs: 200 } },
     kafka: env.kafka,
     sql: env.sql,
-    logger: createLogger('saga', 'silent'),
+    logger: createLogger('saga', (process.env.TEST_LOG_LEVEL ?? 'silent') as 'silent'),
   });
   await saga.start();
   await until('saga joined', () => (saga.ready() ? true : undefined));
@@ -73,13 +75,18 @@ describe('wallet saga', () => {
     expect(req?.body).toMatchObject({ action: 'bet', amount: 10, session_token: `st-${bet.session_id}` });
   });
 
-  it('operator 402 → BetRejected only, nothing else, no money moved', async () => {
+  it('operator 402 → CallbackFailed{refused} and BetRejected only: no rollback, no money moved', async () => {
     const bet = await env.session('poor', { amount_minor: 50_000 });
     const tx = newTx();
     await env.append(bet, [betPlaced(bet, tx)]);
     await until('rejected', () => (eventsOf(env.events, 'BetRejected', tx).length ? true : undefined));
     await new Promise((r) => setTimeout(r, 500));
-    expect(types(tx)).toEqual(['BetPlaced', 'BetRejected']);
+    expect(types(tx)).toEqual(['BetPlaced', 'CallbackFailed', 'BetRejected']);
+    expect(eventsOf(env.events, 'CallbackFailed', tx)[0]?.value).toMatchObject({
+      answer: 'refused',
+      code: 'INSUFFICIENT_FUNDS',
+      parked: false,
+    });
     expect(eventsOf(env.events, 'BetRejected', tx)[0]?.value).toMatchObject({ code: 'INSUFFICIENT_FUNDS' });
     expect(op.requests.filter((r) => r.kind === 'rollback' && r.body.linked_tx_id === tx)).toHaveLength(0);
     expect(op.balance('poor')).toBe(10_000);
@@ -131,7 +138,7 @@ describe('wallet saga', () => {
     expect(op.balance('winner')).toBe(10_000 - 1000 + 2500);
   });
 
-  it('a win whose retries are used up is parked, then wallet:replay re-drives it and it is credited once', async () => {
+  it('a win whose retries are used up is parked; ops list it, re-drive it, and it is credited once', async () => {
     const bet = await env.session('parked');
     const tx = newTx();
     let down = true;
@@ -139,37 +146,44 @@ describe('wallet saga', () => {
     await env.append(bet, [betPlaced(bet, tx)]);
     await until('bet ok', () => (eventsOf(env.events, 'CallbackSucceeded', tx).length ? true : undefined));
     await env.append(bet, [betWon(bet, tx, 3000)]);
-    const dl = await until('parked', () => env.parked.find((p) => p.headers['tx-id'] === String(tx + 1)));
-    expect(dl.event.type).toBe('BetSettled');
-    expect(dl.headers).toMatchObject({ attempts: '4', kind: 'win', 'source-partition': '0' });
-    expect(dl.headers.reason).toContain('HTTP 500');
-    expect(dl.headers['source-offset']).toMatch(/^\d+$/);
-    await until('CallbackFailed parked', () =>
-      eventsOf(env.events, 'CallbackFailed', tx + 1).some((e) => (e.value as { parked: boolean }).parked)
-        ? true
-        : undefined,
+    const parked = await until('CallbackFailed parked', () =>
+      eventsOf(env.events, 'CallbackFailed', tx + 1).find((e) => (e.value as { parked: boolean }).parked),
     );
+    expect(parked.value).toMatchObject({ kind: 'win', attempts: 4, answer: 'failed', next_attempt_at: null });
+    // Each failed attempt before it named the next one.
+    const retries = eventsOf(env.events, 'CallbackFailed', tx + 1).filter(
+      (e) => !(e.value as { parked: boolean }).parked,
+    );
+    expect(retries).toHaveLength(3);
+    for (const r of retries)
+      expect((r.value as { next_attempt_at: number | null }).next_attempt_at).toBeGreaterThan(0);
     expect(op.balance('parked')).toBe(9000);
-    // Parked and not yet replayed: the dead-letter topic is one record past the replay group.
-    const replayLag = async () =>
-      sampleValue(await saga.metrics.registry.metrics(), 'kafka_consumer_lag', { consumer: 'wallet-replay' });
-    expect(
-      await waitFor('the parked backlog on /metrics', async () =>
-        (await replayLag()) === 1 ? 1 : undefined,
-      ),
-    ).toBe(1);
+
+    const listed = await listCallbacks(env.sql, { status: 'parked', userId: 'parked' });
+    expect(listed.map((c) => [c.tx_id, c.kind, c.attempts, c.last_answer])).toEqual([
+      [tx + 1, 'win', 4, 'failed'],
+    ]);
+    expect(listed[0]?.last_response).toMatch(/^HTTP 500/);
+    expect(JSON.parse(listed[0]?.last_request ?? '{}')).toMatchObject({
+      provider_tx_id: tx + 1,
+      action: 'win',
+    });
+    expect(await listCallbacks(env.sql, { status: 'parked', operatorId: 'another-operator' })).toEqual([]);
 
     down = false;
-    const logger = createLogger('replay', 'silent');
-    const first = await replayParked({ config: env.config, kafka: env.kafka, logger, txIds: [tx + 1] });
-    expect(first.replayed).toBe(1);
-    await until('win ok after replay', () =>
+    const first = await redriveCallbacks(env.sql, { txId: tx + 1 }, Date.now());
+    expect(first.map((c) => c.tx_id)).toEqual([tx + 1]);
+    await until('win ok after the re-drive', () =>
       eventsOf(env.events, 'CallbackSucceeded', tx + 1).length ? true : undefined,
     );
     expect(op.balance('parked')).toBe(9000 + 3000);
-    // Replayed once: a second run finds nothing new for this tx id.
-    const second = await replayParked({ config: env.config, kafka: env.kafka, logger, txIds: [tx + 1] });
-    expect(second.replayed).toBe(0);
+    expect(await getCallback(env.sql, tx + 1)).toMatchObject({
+      status: 'done',
+      attempts: 1,
+      last_answer: 'ok',
+    });
+    // Done: a second re-drive finds nothing, and nothing was credited twice.
+    expect(await redriveCallbacks(env.sql, { txId: tx + 1 }, Date.now())).toEqual([]);
     expect(op.movements.filter((m) => m.txId === String(tx + 1))).toHaveLength(1);
   });
 
@@ -199,7 +213,7 @@ describe('wallet saga', () => {
     expect(fastReq && slowReq && fastReq.at - slowReq.at).toBeLessThan(1000);
   });
 
-  it('serves /health, /ready and /metrics: callbacks, retries, parked, consumer lag', async () => {
+  it('serves /health, /ready and /metrics: attempts, retries, parked, consumer lag', async () => {
     const ops = await startOpsServerFor(saga, '127.0.0.1', 0);
     const idle = startOpsServerFor(
       buildWalletSaga({
@@ -216,28 +230,24 @@ describe('wallet saga', () => {
       expect((await fetch(url('/health'))).status).toBe(200);
       const ready = await fetch(url('/ready'));
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toMatchObject({ ready: true, joined: true, failed: false });
+      expect(await ready.json()).toMatchObject({ ready: true, consumer: true, database: true });
       // A saga that has not joined its group is not ready.
       expect((await fetch(`http://127.0.0.1:${(await idle).port}/ready`)).status).toBe(503);
 
-      // Everything finished: the saga's lag is 0, and the replayed parking lot is empty.
-      const text = await waitFor('lag 0 for the saga and the replay group', async () => {
+      // Everything finished: the processes' lag is 0.
+      const text = await waitFor('lag 0 for the saga', async () => {
         const t = await (await fetch(url('/metrics'))).text();
-        const lags = samplesOf(t, 'kafka_consumer_lag');
-        const consumers = new Set(lags.map((s) => s.labels.consumer));
-        return consumers.has('wallet-saga') &&
-          consumers.has('wallet-replay') &&
-          lags.every((s) => s.value === 0)
-          ? t
-          : undefined;
+        const lags = samplesOf(t, 'kafka_consumer_lag').filter((s) => s.labels.consumer === 'wallet-saga');
+        return lags.length > 0 && lags.every((s) => s.value === 0) ? t : undefined;
       });
       expect(
-        sampleValue(text, 'wallet_saga_callbacks_total', { kind: 'bet', outcome: 'ok' }),
+        sampleValue(text, 'wallet_saga_callback_attempts_total', { kind: 'bet', answer: 'ok' }),
       ).toBeGreaterThan(0);
+      expect(sampleValue(text, 'wallet_saga_callbacks_scheduled_total', { kind: 'win' })).toBeGreaterThan(0);
       expect(sampleValue(text, 'wallet_saga_parked_total', { kind: 'win' })).toBe(1);
       expect(sampleValue(text, 'wallet_saga_retries_total', { kind: 'win' })).toBeGreaterThan(0);
       expect(
-        sampleValue(text, 'wallet_saga_callback_attempts_total', { kind: 'win', verdict: 'failed' }),
+        sampleValue(text, 'wallet_saga_callback_attempts_total', { kind: 'win', answer: 'failed' }),
       ).toBeGreaterThan(0);
       expect(sampleValue(text, 'process_resident_memory_bytes', { service: 'wallet-saga' })).toBeGreaterThan(
         0,

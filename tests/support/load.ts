@@ -61,6 +61,7 @@ function walletEvents(i: number): WalletEvent[] {
       old_balance: '0.00',
       new_balance: balance,
       amount_minor: kind === 'bet' ? 1000 : 2000,
+      answer: 'ok',
       attempts: 1,
       at,
     },

@@ -11,7 +11,8 @@ import type { Sql } from '../../lib/db/pool.ts';
 import { signHeaders } from '../../lib/http/callback-client.ts';
 import type { BetContext } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { DEFAULT_RETRY_POLICY } from '../../rules/retry/schedule.ts';
+import { DEFAULT_RETRY_SCHEDULE } from '../../rules/retry/schedule.ts';
+import { answerTable } from '../../rules/wallet/answers.ts';
 import { buildRequest, type CallbackKind, type OperatorConfig } from '../../rules/wallet/bodies.ts';
 import {
   buildOperatorSandbox,
@@ -137,7 +138,10 @@ const operatorOf = (form: 'A' | 'B'): OperatorConfig => ({
   rollbackPath: FORM_A_PATHS.rollback,
   signingSecret: '',
   timeoutMs: 1_000,
-  retryPolicy: DEFAULT_RETRY_POLICY,
+  retrySchedule: DEFAULT_RETRY_SCHEDULE,
+  answers: answerTable('seed'),
+  roundClose: 'zero-win',
+  roundEndPath: null,
 });
 
 /**

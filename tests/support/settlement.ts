@@ -83,6 +83,7 @@ export function succeeded(
       old_balance: '100.00',
       new_balance: newBalance,
       amount_minor: amountMinor,
+      answer: 'ok',
       attempts: 1,
       at: T0 + 100,
     },

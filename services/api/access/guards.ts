@@ -10,6 +10,8 @@ import type { KeyLookup } from '../../../lib/auth/key-table.ts';
 import { bearerOf, sha256 } from '../../../lib/auth/secrets.ts';
 import { authenticate } from '../../../lib/auth/verifier.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
+import type { RetryPolicy } from '../../../rules/retry/schedule.ts';
+import type { RoundClose } from '../../../rules/wallet/bodies.ts';
 import { AuthError } from '../errors.ts';
 
 /** How long an opened player session lasts (docs/decisions.md "Issue 5"), ms. */
@@ -27,7 +29,12 @@ export interface OperatorRow {
   readonly rollback_path: string;
   readonly signing_secret: string;
   readonly timeout_ms: number;
-  readonly retry_policy: { retries: number; minTimeoutMs: number; maxTimeoutMs: number; factor: number };
+  /** rules/retry/schedule.ts RetryPolicy: a schedule or the exponential shape. */
+  readonly retry_policy: RetryPolicy;
+  /** rules/wallet/answers.ts: a preset name or a preset with codes. */
+  readonly answer_table: unknown;
+  readonly round_close: RoundClose;
+  readonly round_end_path: string | null;
   readonly created_at: Date;
   readonly disabled_at: Date | null;
 }

@@ -6,7 +6,9 @@
  */
 import { z } from 'zod';
 import { CURRENCIES, toMinor } from '../../../rules/money/money.ts';
-import { DEFAULT_RETRY_POLICY } from '../../../rules/retry/schedule.ts';
+import { DEFAULT_RETRY_SCHEDULE } from '../../../rules/retry/schedule.ts';
+import { ANSWER_PRESETS, REFUSAL_CODES } from '../../../rules/wallet/answers.ts';
+import { ROUND_CLOSE_MODES } from '../../../rules/wallet/bodies.ts';
 import { InvalidInputError } from '../errors.ts';
 import { HTTP_BASE_URL_PATTERN, HTTP_URL_PATTERN, TEXT_RE } from '../input-policy.ts';
 
@@ -80,7 +82,13 @@ const path = z
   .max(256)
   .regex(/^\/[A-Za-z0-9._~\-/]*$/, 'must be an absolute path like /wallet/bet');
 
-/** Body of POST /admin/operators. Defaults: the sandbox's paths, 10 s timeout, the saga's DEFAULT_RETRY_POLICY. */
+/** An operator's answer code (answer_table lists). */
+const CODE_RE = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+/**
+ * Body of POST /admin/operators. Defaults: the sandbox's paths, 10 s timeout, the saga's published
+ * retry schedule, the `seed` answer table, lost bets closed with a zero-amount win.
+ */
 export const createOperatorBody = z
   .object({
     name: text(128),
@@ -92,18 +100,49 @@ export const createOperatorBody = z
     rollback_path: path.default('/wallet/rollback'),
     timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
     retry_policy: z
-      .object({
-        retries: z.number().int().min(0).max(100).default(DEFAULT_RETRY_POLICY.retries),
-        minTimeoutMs: z.number().int().min(1).max(3_600_000).default(DEFAULT_RETRY_POLICY.minTimeoutMs),
-        maxTimeoutMs: z.number().int().min(1).max(86_400_000).default(DEFAULT_RETRY_POLICY.maxTimeoutMs),
-        factor: z.number().min(1).max(10).default(DEFAULT_RETRY_POLICY.factor),
-      })
-      .strict()
-      .refine((p) => p.maxTimeoutMs >= p.minTimeoutMs, 'maxTimeoutMs must be >= minTimeoutMs')
-      // The saga's published schedule (rules/retry/schedule.ts, docs/decisions.md).
-      .default({ ...DEFAULT_RETRY_POLICY }),
+      .union([
+        z
+          .object({
+            delaysMs: z.array(z.number().int().min(0).max(172_800_000)).max(100),
+            jitter: z.number().min(0).max(1).optional(),
+          })
+          .strict(),
+        z
+          .object({
+            retries: z.number().int().min(0).max(100).default(10),
+            minTimeoutMs: z.number().int().min(1).max(172_800_000).default(500),
+            maxTimeoutMs: z.number().int().min(1).max(172_800_000).default(60_000),
+            factor: z.number().min(1).max(10).default(2),
+          })
+          .strict()
+          .refine((p) => p.maxTimeoutMs >= p.minTimeoutMs, 'maxTimeoutMs must be >= minTimeoutMs'),
+      ])
+      // The saga's published schedule (rules/retry/schedule.ts, docs/decisions.md "Issue 12").
+      .default({ ...DEFAULT_RETRY_SCHEDULE, delaysMs: [...DEFAULT_RETRY_SCHEDULE.delaysMs] }),
+    // How the operator's answers count (rules/wallet/answers.ts): a preset, or a preset with codes.
+    answer_table: z
+      .union([
+        z.enum(ANSWER_PRESETS),
+        z
+          .object({
+            preset: z.enum(ANSWER_PRESETS),
+            refusals: z.record(z.string().regex(CODE_RE).max(64), z.enum(REFUSAL_CODES)).optional(),
+            duplicates: z.array(z.string().regex(CODE_RE).max(64)).max(100).optional(),
+            mismatches: z.array(z.string().regex(CODE_RE).max(64)).max(100).optional(),
+            unknownTransaction: z.array(z.string().regex(CODE_RE).max(64)).max(100).optional(),
+            okStatuses: z.array(z.string().regex(CODE_RE).max(64)).max(100).optional(),
+          })
+          .strict(),
+      ])
+      .default('seed'),
+    round_close: z.enum(ROUND_CLOSE_MODES).default('zero-win'),
+    round_end_path: path.optional(),
   })
-  .strict();
+  .strict()
+  .refine((b) => b.round_close !== 'round-end' || b.round_end_path !== undefined, {
+    message: 'round_end_path is required when round_close is round-end',
+    path: ['round_end_path'],
+  });
 export type CreateOperatorBody = z.infer<typeof createOperatorBody>;
 
 /** Body of POST /play/open. */

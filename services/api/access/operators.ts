@@ -28,6 +28,9 @@ export function operatorView(o: OperatorRow) {
     rollback_path: o.rollback_path,
     timeout_ms: o.timeout_ms,
     retry_policy: o.retry_policy,
+    answer_table: o.answer_table,
+    round_close: o.round_close,
+    round_end_path: o.round_end_path,
     created_at: o.created_at.toISOString(),
     disabled_at: o.disabled_at?.toISOString() ?? null,
   };
@@ -51,10 +54,12 @@ export function operatorRoutes(
     const signingSecret = newSigningSecret();
     const [o] = await sql<OperatorRow[]>`
       insert into operators (operator_id, name, token_hash, callback_form, base_url, bet_path, win_path,
-                             balance_path, rollback_path, signing_secret, timeout_ms, retry_policy)
+                             balance_path, rollback_path, signing_secret, timeout_ms, retry_policy,
+                             answer_table, round_close, round_end_path)
       values (${newOperatorId()}, ${b.name}, ${sha256(apiToken)}, ${b.callback_form},
               ${b.base_url.replace(/\/+$/, '')}, ${b.bet_path}, ${b.win_path}, ${b.balance_path},
-              ${b.rollback_path}, ${signingSecret}, ${b.timeout_ms}, ${sql.json(b.retry_policy)})
+              ${b.rollback_path}, ${signingSecret}, ${b.timeout_ms}, ${sql.json(b.retry_policy)},
+              ${sql.json(b.answer_table)}, ${b.round_close}, ${b.round_end_path ?? null})
       returning *`;
     return reply
       .code(201)

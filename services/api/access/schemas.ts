@@ -57,7 +57,18 @@ const operatorView = closed(
     balance_path: str,
     rollback_path: str,
     timeout_ms: int,
-    retry_policy: closed({ retries: int, minTimeoutMs: int, maxTimeoutMs: int, factor: { type: 'number' } }),
+    retry_policy: {
+      description:
+        'The retry schedule of wins, rollbacks and round closes ({delaysMs, jitter}), or the exponential shape ({retries, minTimeoutMs, maxTimeoutMs, factor}).',
+      type: 'object',
+      additionalProperties: true,
+    },
+    answer_table: {
+      description:
+        "How the operator's answers count: a preset (seed, http-status, status-in-body) or a preset with codes.",
+    },
+    round_close: { type: 'string', enum: ['zero-win', 'round-end', 'none'] },
+    round_end_path: nullableStr,
     created_at: { type: 'string', format: 'date-time' },
     disabled_at: { type: 'string', format: 'date-time', nullable: true },
   },

@@ -14,7 +14,8 @@ import type { BetContext, WalletEvent } from '../../../lib/log/wallet-events.ts'
 
 export type TxStatus = 'pending' | 'failed' | 'parked' | 'rejected' | 'succeeded';
 export type RoundStatus = 'open' | 'lost' | 'won' | 'cancelled';
-export type TxKind = 'bet' | 'win' | 'rollback';
+/** `close`: a lost bet's round closed at the operator (issue 12), tx_id = the bet's + 1. */
+export type TxKind = 'bet' | 'win' | 'rollback' | 'close';
 
 /**
  * Precedence of a transaction's status: an operator-confirmed transaction stays succeeded (money
@@ -92,7 +93,7 @@ const EMPTY = {
 } as const;
 
 const kindRound = (kind: TxKind): RoundStatus | null =>
-  kind === 'win' ? 'won' : kind === 'rollback' ? 'cancelled' : null;
+  kind === 'win' ? 'won' : kind === 'rollback' ? 'cancelled' : kind === 'close' ? 'lost' : null;
 
 /** The row patches one event makes (a BetSettled won or a RollbackRequested touch two rows). */
 export function patchesOf(e: WalletEvent): TxPatch[] {
@@ -237,9 +238,10 @@ export function projectWallet(events: readonly WalletEvent[]): {
       patches.set(p.tx_id, cur ? merge(cur, p) : p);
       if (p.ctx) contexts.set(p.bet_tx_id, p.ctx);
     }
-    if (e.type === 'CallbackSucceeded') {
+    // A duplicate or unknown-transaction answer may carry no balance: nothing to learn then.
+    if (e.type === 'CallbackSucceeded' && e.value.new_balance !== null) {
       const v = e.value;
-      balances.push({ bet_tx_id: v.bet_tx_id, ctx: null, balance: v.new_balance, at: v.at, seq });
+      balances.push({ bet_tx_id: v.bet_tx_id, ctx: null, balance: v.new_balance as string, at: v.at, seq });
     }
   });
   return {

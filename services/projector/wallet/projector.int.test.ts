@@ -88,7 +88,10 @@ describe('wallet projector', () => {
           kind: 'bet',
           attempts: 1,
           error: 'timeout',
+          answer: 'failed',
+          code: 'TIMEOUT',
           parked: false,
+          next_attempt_at: null,
           at: T0 + 10,
         },
       },
@@ -166,5 +169,27 @@ describe('wallet projector', () => {
     });
     expect(await rows()).toEqual(withMarker);
     expect(await balances()).toEqual(balancesBefore);
+  });
+
+  it('shows demo balances in the precision of their currency (1000 major units to start)', async () => {
+    const jpy = placed(124, 'crash', 1, { demo: true, user_id: 'demo-jpy', currency: 'JPY' });
+    const btc = placed(128, 'crash', 1, {
+      demo: true,
+      user_id: 'demo-btc',
+      currency: 'BTC',
+      amount_minor: 1,
+    });
+    await e.append(jpy.value.bet, [jpy, settledOf(jpy.value.bet, 124, 'won', 2500)]);
+    await e.append(btc.value.bet, [btc, settledOf(btc.value.bet, 128, 'lost', 0)]);
+    await until('demo balances', async () => {
+      const b = await balances();
+      return b['demo-jpy'] === '2500' && b['demo-btc'] !== undefined;
+    });
+    // ¥1000 − ¥1000 + ¥2500; 1000 BTC − 1 satoshi.
+    expect(await balances()).toMatchObject({
+      'demo-jpy': '2500',
+      'demo-btc': '999.99999999',
+      'demo-1': '1010.00',
+    });
   });
 });

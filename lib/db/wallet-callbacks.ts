@@ -1,0 +1,160 @@
+/**
+ * Ops access to the wallet saga's durable callbacks (wallet_callbacks, migration 008; issue 12
+ * item 3: "Ops list, inspect and re-drive parked and in-retry callbacks by operator, player, time
+ * range or tx id"). Used by `npm run dead-letters -- callbacks …` and the admin REST endpoint; the
+ * saga's dispatcher picks re-driven callbacks up like any due one.
+ *
+ * Re-driving sets a parked or in-retry callback due now with its attempts counted from 0 again (a
+ * fresh schedule); it keeps its provider_tx_id, webhook-id and body, so an operator that already
+ * booked it answers with its first answer (or "duplicate") and no money moves twice. A callback
+ * that is done, skipped or in flight is never re-driven.
+ */
+import type { CallbackJob } from '../../rules/wallet/bodies.ts';
+import type { Sql } from './pool.ts';
+
+export type CallbackStatus = 'due' | 'in_flight' | 'done' | 'parked' | 'skipped';
+export const CALLBACK_STATUSES: readonly CallbackStatus[] = ['due', 'in_flight', 'done', 'parked', 'skipped'];
+
+/** Which callbacks: every given field must match. Times are Unix ms of the last change. */
+export interface CallbackFilter {
+  /** Default: parked and in retry (due with at least one attempt). */
+  readonly status?: CallbackStatus | 'retrying' | 'waiting' | 'any';
+  readonly operatorId?: string;
+  readonly userId?: string;
+  readonly txId?: number;
+  readonly from?: number;
+  readonly to?: number;
+  /** At most this many rows, newest change first (1..1000, default 100). */
+  readonly limit?: number;
+}
+
+/** One callback as ops see it. */
+export interface CallbackView {
+  readonly tx_id: number;
+  readonly kind: CallbackJob['kind'];
+  readonly bet_tx_id: number;
+  readonly operator_id: string;
+  readonly user_id: string;
+  readonly status: CallbackStatus;
+  readonly attempts: number;
+  /** Unix ms; for a due callback, when it is tried next. */
+  readonly next_attempt_at: number;
+  readonly created_at: number;
+  readonly updated_at: number;
+  readonly leased_by: string | null;
+  readonly last_answer: string | null;
+  readonly last_code: string | null;
+  readonly last_error: string | null;
+  /** The last request body sent and the operator's answer (excerpts), for `show`. */
+  readonly last_request: string | null;
+  readonly last_response: string | null;
+  readonly amount_minor: number;
+  readonly currency: string;
+}
+
+interface Row {
+  tx_id: string;
+  kind: CallbackJob['kind'];
+  bet_tx_id: string;
+  operator_id: string;
+  user_id: string;
+  status: CallbackStatus;
+  attempts: number;
+  next_attempt_at: string;
+  created_at: string;
+  updated_at: string;
+  leased_by: string | null;
+  last_answer: string | null;
+  last_code: string | null;
+  last_error: string | null;
+  last_request: string | null;
+  last_response: string | null;
+  job: unknown;
+}
+
+const view = (r: Row): CallbackView => {
+  const job = (typeof r.job === 'string' ? JSON.parse(r.job) : r.job) as CallbackJob;
+  return {
+    tx_id: Number(r.tx_id),
+    kind: r.kind,
+    bet_tx_id: Number(r.bet_tx_id),
+    operator_id: r.operator_id,
+    user_id: r.user_id,
+    status: r.status,
+    attempts: Number(r.attempts),
+    next_attempt_at: Number(r.next_attempt_at),
+    created_at: Number(r.created_at),
+    updated_at: Number(r.updated_at),
+    leased_by: r.leased_by,
+    last_answer: r.last_answer,
+    last_code: r.last_code,
+    last_error: r.last_error,
+    last_request: r.last_request,
+    last_response: r.last_response,
+    amount_minor: job.amountMinor,
+    currency: job.bet.currency,
+  };
+};
+
+/** The SQL condition of `f` (status default: parked and retrying). */
+function where(sql: Sql, f: CallbackFilter) {
+  const status = f.status ?? 'waiting';
+  const byStatus =
+    status === 'any'
+      ? sql`true`
+      : status === 'retrying'
+        ? sql`(status = 'due' and attempts > 0)`
+        : status === 'waiting'
+          ? sql`(status = 'parked' or (status = 'due' and attempts > 0))`
+          : sql`status = ${status}`;
+  return sql`${byStatus}
+    and (${f.operatorId ?? null}::text is null or operator_id = ${f.operatorId ?? null})
+    and (${f.userId ?? null}::text is null or user_id = ${f.userId ?? null})
+    and (${f.txId ?? null}::bigint is null or tx_id = ${f.txId ?? null})
+    and (${f.from ?? null}::bigint is null or updated_at >= ${f.from ?? null})
+    and (${f.to ?? null}::bigint is null or updated_at < ${f.to ?? null})`;
+}
+
+/** The callbacks matching `f`, newest change first. @throws the postgres.js error. */
+export async function listCallbacks(sql: Sql, f: CallbackFilter = {}): Promise<CallbackView[]> {
+  const limit = Math.min(Math.max(f.limit ?? 100, 1), 1000);
+  const rows = await sql<Row[]>`
+    select tx_id::text, kind, bet_tx_id::text, operator_id, user_id, status, attempts, next_attempt_at::text,
+           created_at::text, updated_at::text, leased_by, last_answer, last_code, last_error,
+           last_request, last_response, job
+    from wallet_callbacks where ${where(sql, f)}
+    order by updated_at desc, tx_id desc limit ${limit}`;
+  return rows.map(view);
+}
+
+/** One callback by its provider_tx_id, or undefined. @throws the postgres.js error. */
+export async function getCallback(sql: Sql, txId: number): Promise<CallbackView | undefined> {
+  return (await listCallbacks(sql, { status: 'any', txId, limit: 1 }))[0];
+}
+
+/**
+ * Re-drives the parked or retrying callbacks matching `f` (status default: both; `due` without
+ * attempts, `done`, `skipped` and `in_flight` are never touched): due at `now` with a fresh
+ * schedule. `dryRun` only lists them.
+ * @returns the callbacks re-driven (or that would be).
+ * @throws the postgres.js error.
+ */
+export async function redriveCallbacks(
+  sql: Sql,
+  f: CallbackFilter,
+  now: number,
+  dryRun = false,
+): Promise<CallbackView[]> {
+  const status = f.status ?? 'waiting';
+  if (!['waiting', 'parked', 'retrying'].includes(status)) return [];
+  const matching = await listCallbacks(sql, { ...f, status, limit: f.limit ?? 1000 });
+  if (dryRun || matching.length === 0) return matching;
+  const ids = matching.map((c) => String(c.tx_id));
+  const rows = await sql<{ tx_id: string }[]>`
+    update wallet_callbacks set status = 'due', attempts = 0, next_attempt_at = ${now},
+      lease_until = null, leased_by = null, updated_at = ${now}
+    where tx_id = any(${ids}::bigint[]) and (status = 'parked' or (status = 'due' and attempts > 0))
+    returning tx_id::text`;
+  const done = new Set(rows.map((r) => Number(r.tx_id)));
+  return matching.filter((c) => done.has(c.tx_id));
+}

@@ -1,0 +1,300 @@
+/**
+ * The bet process manager's invariants (issue 12 item 1; DESIGN.md "Money rules"), one test each,
+ * then all of them over random event orders, repeats and adversarial events.
+ */
+import { describe, expect, it } from 'vitest';
+import type { BetContext, WalletEvent } from './events.ts';
+import { type BetProcess, type Command, evolve, finished, step } from './process.ts';
+
+const TX = 400;
+const bet: BetContext = {
+  session_id: '00000000-0000-4000-8000-000000000001',
+  operator_id: 'op1',
+  user_id: 'u1',
+  currency: 'EUR',
+  game: 'double',
+  round_id: 7,
+  amount_minor: 1000,
+  mode: 'default',
+  bonus_code: null,
+  count_register: 1,
+  demo: false,
+};
+const placed = (b: BetContext = bet): WalletEvent => ({
+  type: 'BetPlaced',
+  value: { tx_id: TX, bet: b, selection: { 'casino.wallet.DoubleBet': { color: 'red' } }, placed_at: 1 },
+});
+const ok = (kind: 'bet' | 'win' | 'rollback' | 'close', answer = 'ok'): WalletEvent => ({
+  type: 'CallbackSucceeded',
+  value: {
+    tx_id: TX + (kind === 'bet' ? 0 : kind === 'rollback' ? 2 : 1),
+    bet_tx_id: TX,
+    kind,
+    operator_tx_id: 'o',
+    old_balance: '1.00',
+    new_balance: '1.00',
+    amount_minor: 1000,
+    answer,
+    attempts: 1,
+    at: 2,
+  },
+});
+const failed = (
+  kind: 'bet' | 'win' | 'rollback' | 'close',
+  answer: 'failed' | 'refused' | 'mismatch',
+  parked = false,
+  code = 'OPERATOR_ERROR',
+): WalletEvent => ({
+  type: 'CallbackFailed',
+  value: {
+    tx_id: TX + (kind === 'bet' ? 0 : kind === 'rollback' ? 2 : 1),
+    bet_tx_id: TX,
+    kind,
+    attempts: 1,
+    error: 'x',
+    answer,
+    code,
+    parked,
+    next_attempt_at: null,
+    at: 2,
+  },
+});
+const settled = (outcome: 'won' | 'lost', payout = outcome === 'won' ? 2000 : 0): WalletEvent => ({
+  type: 'BetSettled',
+  value: {
+    tx_id: TX,
+    bet,
+    outcome,
+    payout_minor: payout,
+    win_tx_id: outcome === 'won' ? TX + 1 : null,
+    at: 3,
+  },
+});
+const rollbackRequested: WalletEvent = {
+  type: 'RollbackRequested',
+  value: { tx_id: TX + 2, linked_tx_id: TX, bet, reason: 'r', at: 3 },
+};
+const rejected = (code: string): WalletEvent => ({
+  type: 'BetRejected',
+  value: { tx_id: TX, code, reason: 'r', at: 3 },
+});
+
+/** Runs events through step; the commands in order and the final state. */
+function run(events: readonly WalletEvent[]): {
+  commands: Command[];
+  state: BetProcess | undefined;
+  violations: string[];
+} {
+  let s: BetProcess | undefined;
+  const commands: Command[] = [];
+  const violations: string[] = [];
+  for (const e of events) {
+    const r = step(s, e, 10);
+    commands.push(...r.decision.commands);
+    if (r.decision.violation) violations.push(r.decision.violation);
+    s = r.state;
+  }
+  return { commands, state: s, violations };
+}
+const callbacks = (cs: readonly Command[]) => cs.flatMap((c) => (c.type === 'callback' ? [c.job.kind] : []));
+const appended = (cs: readonly Command[]) =>
+  cs.flatMap((c) =>
+    c.type === 'append'
+      ? [`${c.event.type}${c.event.type === 'BetRejected' ? `:${c.event.value.code}` : ''}`]
+      : [],
+  );
+
+describe('the happy paths', () => {
+  it('placed → debit → won → credited: one bet callback, one win callback', () => {
+    const r = run([placed(), ok('bet'), settled('won'), ok('win')]);
+    expect(callbacks(r.commands)).toEqual(['bet', 'win']);
+    expect(r.commands[1]).toMatchObject({ job: { kind: 'win', txId: TX + 1, amountMinor: 2000 } });
+    expect(r.state).toMatchObject({ debit: 'confirmed', outcome: 'won', win: 'done' });
+    expect(finished(r.state as BetProcess)).toBe(true);
+  });
+
+  it('a lost bet closes its round for the operator (zero-amount win id)', () => {
+    const r = run([placed(), ok('bet'), settled('lost'), ok('close')]);
+    expect(callbacks(r.commands)).toEqual(['bet', 'close']);
+    expect(r.commands[1]).toMatchObject({ job: { kind: 'close', txId: TX + 1, amountMinor: 0 } });
+    expect(r.state).toMatchObject({ outcome: 'lost', close: 'done' });
+  });
+
+  it('demo bets have no process; a free bet is not debited and its win needs no debit', () => {
+    expect(run([placed({ ...bet, demo: true }), settled('won')]).commands).toEqual([]);
+    const free = run([placed({ ...bet, mode: 'free' }), settled('won')]);
+    expect(callbacks(free.commands)).toEqual(['win']);
+    expect(callbacks(run([placed({ ...bet, mode: 'free' }), settled('lost')]).commands)).toEqual([]);
+  });
+});
+
+describe('answers to the debit', () => {
+  it('a refusal rejects the bet with the refusal code and asks no rollback', () => {
+    const r = run([placed(), failed('bet', 'refused', false, 'INSUFFICIENT_FUNDS')]);
+    expect(appended(r.commands)).toEqual(['BetRejected:INSUFFICIENT_FUNDS']);
+    expect(callbacks(r.commands)).toEqual(['bet']);
+  });
+
+  it('a failure (unknown outcome) rejects the bet and rolls the debit back', () => {
+    const r = run([placed(), failed('bet', 'failed', false, 'TIMEOUT')]);
+    expect(appended(r.commands)).toEqual(['BetRejected:TIMEOUT', 'RollbackRequested']);
+    expect(callbacks(r.commands)).toEqual(['bet', 'rollback']);
+  });
+
+  it('a mismatching duplicate rejects the bet for ops, guessing neither way', () => {
+    const r = run([placed(), failed('bet', 'mismatch', true, 'IDEMPOTENCY_CONFLICT')]);
+    expect(appended(r.commands)).toEqual(['BetRejected:DUPLICATE_MISMATCH']);
+    expect(callbacks(r.commands)).toEqual(['bet']);
+  });
+
+  it('a debit confirmed after the bet was given up is rolled back', () => {
+    const r = run([
+      placed(),
+      failed('bet', 'refused', false, 'PLAYER_BLOCKED'),
+      rejected('PLAYER_BLOCKED'),
+      ok('bet'),
+    ]);
+    expect(appended(r.commands)).toEqual(['BetRejected:PLAYER_BLOCKED', 'RollbackRequested']);
+    expect(callbacks(r.commands)).toEqual(['bet', 'rollback']);
+  });
+});
+
+describe('invariants', () => {
+  it('issue 12 finding 1: a failed re-send of a confirmed debit starts no rollback', () => {
+    const r = run([placed(), ok('bet'), failed('bet', 'failed'), settled('won')]);
+    expect(appended(r.commands)).toEqual([]);
+    expect(callbacks(r.commands)).toEqual(['bet', 'win']);
+  });
+
+  it('a rollback decided by the process holds at once: a settlement read before it is read back pays nothing', () => {
+    const r = run([placed(), failed('bet', 'failed'), ok('bet'), settled('won')]);
+    expect(callbacks(r.commands)).toEqual(['bet', 'rollback']);
+    expect(r.violations).toHaveLength(1);
+  });
+
+  it('no rollback after a win', () => {
+    const r = run([placed(), ok('bet'), settled('won'), rollbackRequested]);
+    expect(callbacks(r.commands)).toEqual(['bet', 'win']);
+    expect(r.violations).toEqual([expect.stringMatching(/^rollback after a win/)]);
+  });
+
+  it('no rollback after a settled loss whose debit was confirmed', () => {
+    const r = run([placed(), ok('bet'), settled('lost'), rollbackRequested]);
+    expect(callbacks(r.commands)).toEqual(['bet', 'close']);
+    expect(r.violations).toHaveLength(1);
+  });
+
+  it('at most one credit per bet, whatever is repeated', () => {
+    const r = run([
+      placed(),
+      placed(),
+      ok('bet'),
+      ok('bet'),
+      settled('won'),
+      settled('won'),
+      ok('win'),
+      settled('won'),
+    ]);
+    expect(callbacks(r.commands)).toEqual(['bet', 'win']);
+  });
+
+  it('no win for a rolled-back or rejected bet', () => {
+    const a = run([placed(), failed('bet', 'failed'), settled('won')]);
+    expect(callbacks(a.commands)).toEqual(['bet', 'rollback']);
+    const b = run([placed(), ok('bet'), rejected('ROUND_CLOSED'), rollbackRequested, settled('won')]);
+    expect(callbacks(b.commands)).toEqual(['bet', 'rollback']);
+    expect(b.violations).toHaveLength(1);
+  });
+
+  it('no payout before the debit is confirmed', () => {
+    const r = run([placed(), settled('won'), ok('bet')]);
+    expect(callbacks(r.commands)).toEqual(['bet']);
+    expect(r.violations).toEqual([expect.stringMatching(/before its debit was confirmed/)]);
+  });
+
+  it('a rollback answered "unknown transaction" completes it', () => {
+    const r = run([
+      placed(),
+      failed('bet', 'failed'),
+      rollbackRequested,
+      ok('rollback', 'unknown_transaction'),
+    ]);
+    expect(r.state).toMatchObject({ rollback: 'done', outcome: 'rejected' });
+    expect(finished(r.state as BetProcess)).toBe(true);
+    expect(evolve(r.state, rejected('OPERATOR_ERROR'))).toBe(r.state);
+  });
+});
+
+/** A small deterministic PRNG (mulberry32) for the random orders below. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('invariants over 20,000 random histories', () => {
+  const pool: WalletEvent[] = [
+    ok('bet'),
+    ok('bet', 'duplicate'),
+    failed('bet', 'failed'),
+    failed('bet', 'refused', false, 'INSUFFICIENT_FUNDS'),
+    failed('bet', 'mismatch', true),
+    settled('won'),
+    settled('lost'),
+    rollbackRequested,
+    rejected('ROUND_CLOSED'),
+    rejected('OPERATOR_ERROR'),
+    ok('win'),
+    ok('rollback'),
+    ok('close'),
+    failed('win', 'failed', true),
+    failed('rollback', 'failed', true),
+  ];
+
+  it('never a rollback after a win or a confirmed loss, one credit at most, no win after a rollback, no payout before a confirmed debit', () => {
+    const rnd = prng(12);
+    for (let n = 0; n < 20_000; n++) {
+      const events = [
+        placed(),
+        ...Array.from(
+          { length: 1 + Math.floor(rnd() * 8) },
+          () => pool[Math.floor(rnd() * pool.length)] as WalletEvent,
+        ),
+      ];
+      let s: BetProcess | undefined;
+      let confirmed = false;
+      let wins = 0;
+      let rolledBack = false;
+      let settledLossConfirmed = false;
+      const where = () => JSON.stringify(events.map((e) => e.type));
+      for (const e of events) {
+        const r = step(s, e, 10);
+        for (const c of r.decision.commands) {
+          if (c.type !== 'callback') {
+            if (c.event.type === 'RollbackRequested') expect(wins, where()).toBe(0);
+            continue;
+          }
+          if (c.job.kind === 'win') {
+            wins++;
+            expect(confirmed, `win before a confirmed debit: ${where()}`).toBe(true);
+            expect(rolledBack, `win after a rollback: ${where()}`).toBe(false);
+          }
+          if (c.job.kind === 'rollback') {
+            expect(wins, `rollback after a win: ${where()}`).toBe(0);
+            expect(settledLossConfirmed, `rollback after a confirmed loss: ${where()}`).toBe(false);
+            rolledBack = true;
+          }
+        }
+        expect(wins, `more than one credit: ${where()}`).toBeLessThanOrEqual(1);
+        s = r.state;
+        if (s?.debit === 'confirmed') confirmed = true;
+        if (s?.outcome === 'lost' && s.debit === 'confirmed') settledLossConfirmed = true;
+      }
+    }
+  });
+});

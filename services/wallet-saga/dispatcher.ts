@@ -1,0 +1,287 @@
+/**
+ * The callback dispatcher (issue 12 items 3 and 6): leases due callbacks from wallet_callbacks
+ * (store.ts; any number of saga instances share them through FOR UPDATE SKIP LOCKED), sends each
+ * signed request, classifies the answer by the operator's answer table (rules/wallet/answers.ts),
+ * and stores the result (done, due again at the next time of the retry schedule, or parked) with
+ * the one fact to append (CallbackSucceeded or CallbackFailed; rules/wallet/attempt.ts) in one
+ * statement fenced by the lease. The fact is appended after the commit (outbox.ts). What a fact
+ * means for the bet is the process manager's to decide (processes.ts), so this loop never appends
+ * BetRejected or RollbackRequested itself.
+ *
+ * No head-of-line blocking: a debit waits only for the same player's earlier debits; a player's
+ * win or rollback in retry holds nothing back (it sits in the table until its time). A bet
+ * callback's answer also moves the operator's circuit breaker (lib/db/operator-breakers.ts).
+ *
+ * Waking: after each commit that added callbacks (`wake`), after each finished attempt (it may
+ * release a player's next debit), and every `pollMs` (retries that came due, other instances'
+ * callbacks, leases that ran out).
+ */
+
+import { type ProbeTarget, updateBreaker } from '../../lib/db/operator-breakers.ts';
+import type { Sql } from '../../lib/db/pool.ts';
+import { answerOf, type CallbackClient } from '../../lib/http/callback-client.ts';
+import { encodeEvent, walletKey } from '../../lib/log/wallet-events.ts';
+import type { Logger } from '../../lib/logger.ts';
+import type { Answer } from '../../rules/wallet/answers.ts';
+import { afterAttempt, failedEvent } from '../../rules/wallet/attempt.ts';
+import { buildRequest, type CallbackJob } from '../../rules/wallet/bodies.ts';
+import { afterBetAnswer, type BreakerConfig } from '../../rules/wallet/breaker.ts';
+import type { Directory } from './directory.ts';
+import type { SagaMetrics } from './metrics.ts';
+import type { Outbox } from './outbox.ts';
+import {
+  type AttemptRecord,
+  extendLease,
+  finishAttempt,
+  type LeasedCallback,
+  leaseCallbacks,
+  releaseLease,
+} from './store.ts';
+
+export interface DispatcherDeps {
+  readonly sql: Sql;
+  readonly directory: Directory;
+  readonly client: CallbackClient;
+  readonly outbox: Outbox;
+  readonly metrics: SagaMetrics;
+  readonly logger: Logger;
+  /** This instance's name in leases. */
+  readonly owner: string;
+  /** Unix ms. */
+  readonly now: () => number;
+  /** Uniform in [0, 1). */
+  readonly random: () => number;
+  /** Callbacks sent at once by this instance. */
+  readonly maxInFlight: number;
+  /** Longest sleep between two looks at the table, ms. */
+  readonly pollMs: number;
+  /** How long a lease lasts, ms; an operator whose timeout is longer gets its lease extended first. */
+  readonly leaseMs: number;
+  /** A lease outlives the operator's timeout by at least this much, ms. */
+  readonly leaseMarginMs: number;
+  readonly breaker: BreakerConfig;
+}
+
+export interface Dispatcher {
+  start(): void;
+  /** Look at the table now (new callbacks were committed). */
+  wake(): void;
+  /** Stops leasing, waits for attempts in progress (at most `graceMs`). */
+  stop(graceMs: number): Promise<void>;
+  /** Callbacks leased and not finished. */
+  readonly inFlight: number;
+  /** Resolves when nothing is in flight. */
+  idle(): Promise<void>;
+}
+
+/** Largest body excerpt kept for ops, characters. */
+const EXCERPT = 2000;
+
+/** Builds the dispatcher; nothing runs before `start`. */
+export function createDispatcher(deps: DispatcherDeps): Dispatcher {
+  const { sql, metrics, now } = deps;
+  const log = deps.logger.child({ component: 'wallet-dispatcher' });
+  const running = new Set<Promise<void>>();
+  let stopped = false;
+  let started = false;
+  let timer: NodeJS.Timeout | null = null;
+  let looking = false;
+  let again = false;
+  const idleWaiters: Array<() => void> = [];
+
+  const settleIdle = () => {
+    if (running.size === 0) for (const w of idleWaiters.splice(0)) w();
+  };
+
+  /** Records a bet answer in the operator's breaker (skipped when it cannot change anything). */
+  const breakerSeen = new Map<string, number>();
+  const recordBreaker = async (job: CallbackJob, answer: Answer) => {
+    const op = job.bet.operator_id;
+    const failed = answer.class === 'failed';
+    if (!failed && (breakerSeen.get(op) ?? 0) === 0) return;
+    const probe: ProbeTarget = {
+      user_id: job.bet.user_id,
+      currency: job.bet.currency,
+      session_id: job.bet.session_id,
+    };
+    const reason = failed ? answer.reason : null;
+    const { before, after } = await updateBreaker(
+      sql,
+      op,
+      (s) => afterBetAnswer(s, failed ? 'failed' : 'ok', reason, now(), deps.breaker),
+      now(),
+      failed ? probe : undefined,
+    );
+    breakerSeen.set(op, after.state === 'open' ? 1 : after.failures);
+    if (before.state !== after.state) {
+      metrics.breakerOpen.set({ operator: op }, after.state === 'open' ? 1 : 0);
+      log.warn(
+        { operator: op, state: after.state, error: after.lastError },
+        'operator circuit breaker opened',
+      );
+    }
+  };
+
+  /** One attempt of a leased callback, to its stored result. */
+  const attempt = async (c: LeasedCallback): Promise<void> => {
+    const { job } = c;
+    const at0 = now();
+    const op = await deps.directory.operator(job.bet.operator_id, at0);
+    const session = op ? await deps.directory.session(job.bet.session_id) : null;
+    let record: AttemptRecord;
+    if (!op || !session) {
+      const code = op ? 'SESSION_UNKNOWN' : 'OPERATOR_UNKNOWN';
+      const reason = op
+        ? `unknown session ${job.bet.session_id}`
+        : `unknown or disabled operator ${job.bet.operator_id}`;
+      // Nothing was sent, so nothing moved: a refusal (a bet is rejected without a rollback; any
+      // other callback is parked for ops).
+      const answer = { class: 'refused', code: 'OPERATOR_REFUSED', reason: `${code}: ${reason}` } as const;
+      const parked = job.kind !== 'bet';
+      const event = failedEvent(job, answer, c.attempts, parked, null, at0);
+      record = {
+        status: parked ? 'parked' : 'done',
+        nextAttemptAt: null,
+        answer: 'refused',
+        code,
+        error: reason,
+        request: null,
+        response: null,
+        event: { key: walletKey(job.bet), value: encodeEvent(event) },
+      };
+    } else if (job.kind === 'close' && op.roundClose === 'none') {
+      record = {
+        status: 'skipped',
+        nextAttemptAt: null,
+        answer: null,
+        code: null,
+        error: null,
+        request: null,
+        response: null,
+        event: null,
+      };
+    } else {
+      if (op.timeoutMs + deps.leaseMarginMs > deps.leaseMs)
+        await extendLease(sql, deps.owner, c.txId, now() + op.timeoutMs + deps.leaseMarginMs);
+      const req = buildRequest(job, op, session);
+      const end = metrics.attemptSeconds.startTimer({ kind: job.kind });
+      const ex = await deps.client.send(req, op.signingSecret, op.timeoutMs, now());
+      end();
+      const answer = answerOf(ex, op.answers, { ...req, kind: job.kind });
+      metrics.attempts.inc({ kind: job.kind, answer: answer.class });
+      const at = now();
+      const r = afterAttempt(job, answer, c.attempts, op.retrySchedule, at, deps.random());
+      if (r.status === 'due') metrics.retries.inc({ kind: job.kind });
+      if (r.status === 'parked') {
+        metrics.parked.inc({ kind: job.kind });
+        log.warn({ txId: job.txId, kind: job.kind, attempts: c.attempts, answer }, 'callback parked for ops');
+      } else if (answer.class !== 'ok' && answer.class !== 'duplicate')
+        log.info(
+          { txId: job.txId, kind: job.kind, attempts: c.attempts, answer, next: r.nextAttemptAt },
+          'callback not acknowledged',
+        );
+      record = {
+        status: r.status,
+        nextAttemptAt: r.nextAttemptAt,
+        answer: answer.class,
+        code: 'code' in answer ? answer.code : null,
+        error: 'reason' in answer ? answer.reason.slice(0, 500) : null,
+        request: JSON.stringify(req.body).slice(0, EXCERPT),
+        response:
+          ex.type === 'answer'
+            ? `HTTP ${ex.status} ${ex.text.slice(0, EXCERPT)}`
+            : ex.type === 'timeout'
+              ? `no answer within ${ex.timeoutMs} ms`
+              : ex.reason,
+        event: { key: walletKey(job.bet), value: encodeEvent(r.event) },
+      };
+      if (job.kind === 'bet') await recordBreaker(job, answer);
+    }
+    const id = await finishAttempt(sql, deps.owner, c.txId, record, now());
+    if (id === undefined) {
+      log.warn({ txId: c.txId }, 'lease lost before the result was stored; the new holder decides');
+      return;
+    }
+    if (id !== null) await deps.outbox.flush([id]);
+  };
+
+  const track = (c: LeasedCallback) => {
+    const p = attempt(c)
+      .catch(async (err) => {
+        // The result could not be stored or appended: give the lease back when we can (the
+        // outbox relay appends a stored result; an unstored one is sent again, same id).
+        log.error({ err, txId: c.txId }, 'callback attempt could not be finished; tried again in 5 s');
+        await releaseLease(sql, deps.owner, c.txId, now(), now() + 5_000).catch(() => {});
+      })
+      .finally(() => {
+        running.delete(p);
+        metrics.inFlight.set(running.size);
+        settleIdle();
+        wake();
+      });
+    running.add(p);
+    metrics.inFlight.set(running.size);
+  };
+
+  const look = async (): Promise<void> => {
+    if (looking) {
+      again = true;
+      return;
+    }
+    looking = true;
+    try {
+      do {
+        again = false;
+        const room = deps.maxInFlight - running.size;
+        if (stopped || room <= 0) break;
+        const leased = await leaseCallbacks(sql, deps.owner, Math.min(room, 64), now(), deps.leaseMs);
+        for (const c of leased) track(c);
+        if (leased.length === Math.min(room, 64)) again = true;
+      } while (again && !stopped);
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'leasing callbacks failed; retried');
+    } finally {
+      looking = false;
+    }
+  };
+
+  const schedule = () => {
+    if (timer) clearTimeout(timer);
+    if (stopped) return;
+    timer = setTimeout(() => {
+      timer = null;
+      void look().finally(schedule);
+    }, deps.pollMs);
+  };
+
+  function wake(): void {
+    if (!started || stopped) return;
+    void look();
+  }
+
+  return {
+    start() {
+      if (started) return;
+      started = true;
+      void look().finally(schedule);
+    },
+    wake,
+    async stop(graceMs) {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      if (running.size > 0)
+        await Promise.race([
+          Promise.allSettled([...running]),
+          new Promise((r) => setTimeout(r, graceMs).unref()),
+        ]);
+    },
+    get inFlight() {
+      return running.size;
+    },
+    idle() {
+      if (running.size === 0) return Promise.resolve();
+      return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+  };
+}

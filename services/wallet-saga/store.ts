@@ -1,0 +1,242 @@
+/**
+ * Postgres side of the wallet saga (migration 008): the processes' states, the durable callbacks
+ * and the outbox. Each function is one statement, so what it writes is all or nothing:
+ * - writeProcesses: a batch of the processes' consumer (states, new callbacks, callbacks whose
+ *   outcome the log already holds, events to append, the checkpoint);
+ * - leaseCallbacks: due callbacks for one dispatcher, FOR UPDATE SKIP LOCKED, keeping a
+ *   player's debits in order and a bet's other callbacks behind its debit;
+ * - finishAttempt: an attempt's result and its event, fenced by the lease.
+ * Times are Unix ms from the caller's clock, so tests can move it.
+ */
+import type { CheckpointKey } from '../../lib/db/checkpoints.ts';
+import { checkpointUpsert } from '../../lib/db/checkpoints.ts';
+import type { Sql } from '../../lib/db/pool.ts';
+import type { CallbackJob } from '../../rules/wallet/bodies.ts';
+import type { BetProcess } from '../../rules/wallet/process.ts';
+
+/** Name of the saga's rows in projection_checkpoints. */
+export const SAGA_PROJECTION = 'wallet-saga';
+
+/** An encoded event to append after the commit. */
+export interface OutboxEntry {
+  readonly key: string;
+  readonly value: Buffer;
+}
+
+/** A callback a process asked for, with the order of its player's debits. */
+export interface NewCallback {
+  readonly job: CallbackJob;
+  readonly playerKey: string;
+  /** Offset of the record that asked for it (a player's records share one partition). */
+  readonly seq: bigint;
+  /** `done` when the log already holds its outcome (a replay). */
+  readonly status: 'due' | 'done';
+}
+
+const asState = (j: unknown): BetProcess => (typeof j === 'string' ? JSON.parse(j) : j) as BetProcess;
+
+/** The stored states of the bets `txIds` that have one. */
+export async function loadProcesses(sql: Sql, txIds: readonly number[]): Promise<Map<number, BetProcess>> {
+  if (txIds.length === 0) return new Map();
+  const rows = await sql<{ tx_id: string; state: unknown }[]>`
+    select tx_id::text, state from wallet_bets where tx_id = any(${txIds.map(String)}::bigint[])`;
+  return new Map(rows.map((r) => [Number(r.tx_id), asState(r.state)]));
+}
+
+/** What one batch of the processes' consumer writes. */
+export interface ProcessBatch {
+  readonly states: ReadonlyMap<number, { state: BetProcess; playerKey: string; finished: boolean }>;
+  readonly callbacks: readonly NewCallback[];
+  /** Callbacks whose outcome event was read in this batch (tx ids): no longer due. */
+  readonly outcomes: readonly number[];
+  readonly outbox: readonly OutboxEntry[];
+}
+
+/**
+ * Writes a batch and moves the checkpoint of `key` to `next`, as ONE statement.
+ * @returns the ids of the outbox rows it added (to append and delete after the commit).
+ * @throws the postgres.js error; nothing is then stored.
+ */
+export async function writeProcesses(
+  sql: Sql,
+  key: CheckpointKey,
+  b: ProcessBatch,
+  next: bigint,
+  now: number,
+): Promise<bigint[]> {
+  const states = [...b.states.entries()];
+  const cbs = b.callbacks;
+  const rows = await sql<{ id: string | null }[]>`
+    with states as (
+      insert into wallet_bets (tx_id, player_key, state, finished, updated_at)
+      select tx_id, player_key, state::jsonb, finished::boolean, now() from unnest(
+        ${states.map(([id]) => String(id))}::bigint[],
+        ${states.map(([, s]) => s.playerKey)}::text[],
+        ${states.map(([, s]) => JSON.stringify(s.state))}::text[],
+        ${states.map(([, s]) => (s.finished ? 'true' : 'false'))}::text[]
+      ) as t(tx_id, player_key, state, finished)
+      on conflict (tx_id) do update
+        set state = excluded.state, finished = excluded.finished, updated_at = now()
+      returning 1
+    ), callbacks as (
+      insert into wallet_callbacks (tx_id, kind, bet_tx_id, operator_id, user_id, player_key, seq, job,
+                                    status, next_attempt_at, created_at, updated_at)
+      select tx_id, kind, bet_tx_id, operator_id, user_id, player_key, seq, job::jsonb, status,
+             ${now}, ${now}, ${now}
+      from unnest(
+        ${cbs.map((c) => String(c.job.txId))}::bigint[],
+        ${cbs.map((c) => c.job.kind)}::text[],
+        ${cbs.map((c) => String(c.job.betTxId))}::bigint[],
+        ${cbs.map((c) => c.job.bet.operator_id)}::text[],
+        ${cbs.map((c) => c.job.bet.user_id)}::text[],
+        ${cbs.map((c) => c.playerKey)}::text[],
+        ${cbs.map((c) => String(c.seq))}::bigint[],
+        ${cbs.map((c) => JSON.stringify(c.job))}::text[],
+        ${cbs.map((c) => c.status)}::text[]
+      ) as t(tx_id, kind, bet_tx_id, operator_id, user_id, player_key, seq, job, status)
+      on conflict (tx_id) do nothing
+      returning 1
+    ), outcomes as (
+      update wallet_callbacks set status = 'done', updated_at = ${now}
+      where tx_id = any(${b.outcomes.map(String)}::bigint[]) and status = 'due'
+      returning 1
+    ), outbox as (
+      insert into wallet_outbox (key, value)
+      select key, decode(value, 'hex') from unnest(
+        ${b.outbox.map((o) => o.key)}::text[],
+        ${b.outbox.map((o) => o.value.toString('hex'))}::text[]
+      ) with ordinality as t(key, value, n)
+      order by n
+      returning id
+    ), checkpoint as (
+      ${checkpointUpsert(sql, key, next)}
+    )
+    select id::text from outbox
+    union all select null from checkpoint`;
+  return rows.flatMap((r) => (r.id === null ? [] : [BigInt(r.id)]));
+}
+
+/** A leased callback. */
+export interface LeasedCallback {
+  readonly txId: number;
+  readonly job: CallbackJob;
+  /** This attempt's number, 1-based. */
+  readonly attempts: number;
+  readonly playerKey: string;
+}
+
+/**
+ * Leases up to `limit` callbacks due at `now` (or whose lease ran out) for `owner` until
+ * `now + leaseMs`, oldest due first. A debit is leased only when no earlier debit of the same
+ * player is due or in flight; a win, rollback or close only when its bet's debit is neither.
+ * @throws the postgres.js error.
+ */
+export async function leaseCallbacks(
+  sql: Sql,
+  owner: string,
+  limit: number,
+  now: number,
+  leaseMs: number,
+): Promise<LeasedCallback[]> {
+  const rows = await sql<{ tx_id: string; job: unknown; attempts: number; player_key: string }[]>`
+    with c as (
+      select c.tx_id from wallet_callbacks c
+      where ((c.status = 'due' and c.next_attempt_at <= ${now})
+             or (c.status = 'in_flight' and c.lease_until < ${now}))
+        and (c.kind <> 'bet' or not exists (
+              select 1 from wallet_callbacks e
+              where e.kind = 'bet' and e.player_key = c.player_key and e.seq < c.seq
+                and e.status in ('due', 'in_flight')))
+        and (c.kind = 'bet' or not exists (
+              select 1 from wallet_callbacks b
+              where b.tx_id = c.bet_tx_id and b.status in ('due', 'in_flight')))
+      order by c.next_attempt_at, c.tx_id
+      limit ${limit}
+      for update skip locked
+    )
+    update wallet_callbacks w
+    set status = 'in_flight', lease_until = ${now + leaseMs}, leased_by = ${owner},
+        attempts = w.attempts + 1, updated_at = ${now}
+    from c where w.tx_id = c.tx_id
+    returning w.tx_id::text, w.job, w.attempts, w.player_key`;
+  return rows.map((r) => ({
+    txId: Number(r.tx_id),
+    job: (typeof r.job === 'string' ? JSON.parse(r.job) : r.job) as CallbackJob,
+    attempts: Number(r.attempts),
+    playerKey: r.player_key,
+  }));
+}
+
+/** An attempt's result as stored. */
+export interface AttemptRecord {
+  readonly status: 'done' | 'due' | 'parked' | 'skipped';
+  readonly nextAttemptAt: number | null;
+  readonly answer: string | null;
+  readonly code: string | null;
+  readonly error: string | null;
+  /** The request body sent (JSON text) and the answer's body (an excerpt), for ops. */
+  readonly request: string | null;
+  readonly response: string | null;
+  /** The fact to append, or null (a skipped round close). */
+  readonly event: OutboxEntry | null;
+}
+
+/**
+ * Stores the result of `owner`'s attempt of `txId` and adds its event to the outbox, as ONE
+ * statement, only while `owner` still holds the lease (a dispatcher whose lease ran out and was
+ * taken over stores nothing: the new holder's attempt, with the same id, decides).
+ * @returns the outbox row's id, null when there was no event, or undefined when the lease was lost.
+ * @throws the postgres.js error.
+ */
+export async function finishAttempt(
+  sql: Sql,
+  owner: string,
+  txId: number,
+  r: AttemptRecord,
+  now: number,
+): Promise<bigint | null | undefined> {
+  const ev = r.event;
+  const rows = await sql<{ id: string | null }[]>`
+    with u as (
+      update wallet_callbacks
+      set status = ${r.status}, next_attempt_at = coalesce(${r.nextAttemptAt}::bigint, next_attempt_at),
+          lease_until = null, leased_by = null, updated_at = ${now},
+          last_answer = ${r.answer}, last_code = ${r.code}, last_error = ${r.error},
+          last_request = ${r.request}, last_response = ${r.response}
+      where tx_id = ${txId} and status = 'in_flight' and leased_by = ${owner}
+      returning tx_id
+    ), o as (
+      insert into wallet_outbox (key, value)
+      select ${ev?.key ?? ''}, decode(${ev ? ev.value.toString('hex') : ''}, 'hex')
+      where ${ev !== null} and exists (select 1 from u)
+      returning id
+    )
+    select (select id::text from o) as id, exists (select 1 from u) as held`;
+  const row = rows[0] as unknown as { id: string | null; held: boolean };
+  if (!row.held) return undefined;
+  return row.id === null ? null : BigInt(row.id);
+}
+
+/**
+ * Gives a lease back after an attempt that could not be finished (its result could not be built or
+ * stored): due again at `retryAt` (Unix ms), the attempt not counted.
+ */
+export async function releaseLease(
+  sql: Sql,
+  owner: string,
+  txId: number,
+  now: number,
+  retryAt: number,
+): Promise<void> {
+  await sql`
+    update wallet_callbacks set status = 'due', lease_until = null, leased_by = null,
+      attempts = greatest(attempts - 1, 0), next_attempt_at = ${retryAt}, updated_at = ${now}
+    where tx_id = ${txId} and status = 'in_flight' and leased_by = ${owner}`;
+}
+
+/** Moves `owner`'s lease of `txId` to `until` (Unix ms), before an attempt longer than a lease. */
+export async function extendLease(sql: Sql, owner: string, txId: number, until: number): Promise<void> {
+  await sql`
+    update wallet_callbacks set lease_until = greatest(lease_until, ${until})
+    where tx_id = ${txId} and status = 'in_flight' and leased_by = ${owner}`;
+}
