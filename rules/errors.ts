@@ -26,3 +26,21 @@ export class FairnessInputError extends AppError {
     super('FAIRNESS_INPUT_INVALID', message);
   }
 }
+
+/** What a money conversion refused (rules/money). */
+export type MoneyErrorCode =
+  | 'CURRENCY_UNKNOWN'
+  | 'CURRENCY_CONFIG_INVALID'
+  | 'AMOUNT_INVALID'
+  | 'AMOUNT_INEXACT';
+
+/**
+ * An amount or currency the money rules cannot handle: an unknown currency code, a bad crypto
+ * precision setting, a minor amount that is not a safe integer, or an amount a JSON number cannot
+ * carry exactly.
+ */
+export class MoneyError extends AppError {
+  constructor(code: MoneyErrorCode, message: string) {
+    super(code, message);
+  }
+}

@@ -42,9 +42,14 @@
  * - WALLET_REPLAY_GROUP: consumer group whose offset on the wallet dead-letter topic a replay
  *   (`npm run dead-letters -- replay wallet`, `npm run wallet:replay`) moves over the prefix of replayed
  *   records; the replay ledger topic holds each replay (wallet-replay).
+ * - CRYPTO_CURRENCIES: the crypto currencies accepted beside ISO 4217's and the precision of each (digits
+ *   after the point of its minor unit), `CODE:PRECISION` comma-separated; `none` for no crypto
+ *   (BTC:8,ETH:8,LTC:8,USDT:6,USDC:6; rules/money/currencies.ts). Every process that parses, stores or
+ *   formats amounts (api, wallet saga, projector, operator sandbox) must see the same value.
  */
 
 import { z } from 'zod';
+import { cryptoProblems, DEFAULT_CRYPTO } from '../../rules/money/currencies.ts';
 import type { ConfigOf } from './core.ts';
 import { bool, dataPath, host, int, port, section, sqlIdentifier } from './core.ts';
 
@@ -185,6 +190,28 @@ export const deadLettersSection = section({
   build: (r) => ({ walletReplayGroup: r.WALLET_REPLAY_GROUP }),
 });
 
+/** `BTC:8,ETH:8` → {BTC: 8, ETH: 8}; `none` → {}. Codes and precisions are checked by cryptoProblems. */
+const cryptoList = z
+  .string()
+  .regex(/^(none|[^:,\s]+:\d{1,2}(,[^:,\s]+:\d{1,2})*)$/, 'CODE:PRECISION pairs, comma-separated, or none')
+  .transform((s) => (s === 'none' ? [] : s.split(',').map((p) => p.split(':') as [string, string])))
+  .refine((pairs) => new Set(pairs.map(([c]) => c)).size === pairs.length, 'a code named twice')
+  .transform((pairs) => Object.fromEntries(pairs.map(([c, p]) => [c, Number(p)])) as Record<string, number>)
+  .superRefine((crypto, ctx) => {
+    for (const message of cryptoProblems(crypto)) ctx.addIssue({ code: 'custom', message });
+  });
+
+/** The crypto currencies and precisions every money-handling service builds its currency table from. */
+export const moneySection = section({
+  name: 'money',
+  prefixes: ['CRYPTO_'],
+  shape: { CRYPTO_CURRENCIES: cryptoList.default({ ...DEFAULT_CRYPTO }) },
+  build: (r) => ({
+    /** Crypto code → precision; `currencyTable(crypto)` (rules/money/currencies.ts) adds ISO 4217. */
+    crypto: r.CRYPTO_CURRENCIES as Readonly<Record<string, number>>,
+  }),
+});
+
 const SHARED = [
   kafkaSection,
   dbSection,
@@ -193,6 +220,7 @@ const SHARED = [
   authSection,
   edgeSection,
   deadLettersSection,
+  moneySection,
 ] as const;
 
 /**

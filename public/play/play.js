@@ -25,6 +25,8 @@ let clockOffset = 0;
 /** The round the cash-out line speaks of; a new round clears it. */
 let cashOutRound = null;
 const serverNow = () => Date.now() + clockOffset;
+/** Digits after the point of the session's currency, read off the balance the server formats (2 until then). */
+let decimals = 2;
 
 /** Problem JSON (RFC 7807) or any JSON error to one line, with the problem's `code` when present. */
 async function problemOf(res) {
@@ -83,6 +85,10 @@ async function refreshBalance() {
   try {
     const b = await call('GET', '/play/balance');
     $('balance').textContent = `${b.balance} ${b.currency}`;
+    // "1250" JPY, "12.50" USD, "0.00000001" BTC: the stake takes the same precision.
+    decimals = b.balance.split('.')[1]?.length ?? 0;
+    const step = decimals === 0 ? '1' : `0.${'0'.repeat(decimals - 1)}1`;
+    Object.assign($('amount'), { step, min: step });
   } catch (err) {
     $('balance').textContent = `unavailable (${err.message})`;
   }
@@ -155,7 +161,7 @@ async function placeBet(ev) {
   if (current?.phase === 'betting') body.round_id = String(current.round_id);
   try {
     const placed = await call('POST', '/play/bets', body);
-    const tr = betRow(placed.tx_id, placed.round_id, amount.toFixed(2));
+    const tr = betRow(placed.tx_id, placed.round_id, placed.amount.toFixed(decimals));
     await refreshBalance();
     void follow(placed.tx_id, tr);
   } catch (err) {

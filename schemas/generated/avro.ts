@@ -141,13 +141,13 @@ export interface BetContext {
   readonly operator_id: string;
   /** Player id on the operator side (seed 001). */
   readonly user_id: string;
-  /** ISO 4217 code; amounts are in its minor unit (exponent 2). */
+  /** ISO 4217 code or a configured crypto code; amounts are in its minor unit, with the currency's exponent (ISO 4217 minor unit or configured crypto precision: JPY 0, USD 2, KWD 3, BTC 8). */
   readonly currency: string;
   /** Game slug. */
   readonly game: string;
   /** The round the bet is on (RoundFinished.round_id). */
   readonly round_id: number;
-  /** Stake in minor units (cents), > 0. */
+  /** Stake in minor units of the currency (cents for USD, satoshis for BTC), > 0. */
   readonly amount_minor: number;
   /** free: a free bet, no debit. */
   readonly mode: BetMode;

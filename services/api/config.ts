@@ -24,7 +24,7 @@
  *   (http://API_HOST:8081, the engine's default port on the same host).
  * - PUBLIC_BASE_URL: origin players reach the pages through, the start of every `game_url` of
  *   POST /games/request-access (http://127.0.0.1:8080, the gateway).
- * Shared: KAFKA_*, TOPIC_*, DATABASE_*, AUTH_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS (lib/config/shared.ts).
+ * Shared: KAFKA_*, TOPIC_*, DATABASE_*, AUTH_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, CRYPTO_CURRENCIES (lib/config/shared.ts).
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -39,7 +39,13 @@ import {
   port,
   section,
 } from '../../lib/config/core.ts';
-import { authSection, dbSection, kafkaSection, processSection } from '../../lib/config/shared.ts';
+import {
+  authSection,
+  dbSection,
+  kafkaSection,
+  moneySection,
+  processSection,
+} from '../../lib/config/shared.ts';
 
 export const apiSection = section({
   name: 'api',
@@ -109,5 +115,6 @@ export const loadApiConfig = configLoader([
   authSection,
   apiSection,
   accessSection,
+  moneySection,
 ]);
 export type ApiConfig = ReturnType<typeof loadApiConfig>;

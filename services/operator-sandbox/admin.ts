@@ -7,18 +7,25 @@
  *   transactions: [{operator_tx_id, kind, provider_tx_id, linked_tx_id, amount_minor, delta_minor,
  *   round_id, game, created_at}]} in ledger order; 404 ACCOUNT_NOT_FOUND for an account never seen.
  * - GET /_sandbox/accounts → {accounts: [{user_id, currency, balance, balance_minor}]}.
- * Amounts are minor units (integers); `balance` is the decimal string the callbacks answer.
+ * Amounts are minor units (integers); `balance` is the decimal string the callbacks answer (in the
+ * currency's precision).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../lib/db/pool.ts';
-import { toDecimalString } from '../../rules/money/money.ts';
+import type { Currencies } from '../../rules/money/currencies.ts';
 import { errorBody, SandboxError } from './errors.ts';
 import { type FaultInjector, faultRulesSchema } from './faults.ts';
 import { check, parseJson } from './wire.ts';
 
 /** Registers /_sandbox/* on `app`. */
-export function registerAdmin(app: FastifyInstance, deps: { sql: Sql; faults: FaultInjector }): void {
-  const { sql, faults } = deps;
+export function registerAdmin(
+  app: FastifyInstance,
+  deps: { sql: Sql; faults: FaultInjector; currencies: Currencies },
+): void {
+  const { sql, faults, currencies } = deps;
+  // An account in a currency the table no longer has still shows its minor units.
+  const balanceText = (minor: number, currency: string) =>
+    currencies.isCurrency(currency) ? currencies.formatMinor(minor, currency) : String(minor);
   app.get('/_sandbox/faults', async () => ({ rules: faults.list() }));
   app.put('/_sandbox/faults', async (request) => {
     faults.set(check(faultRulesSchema, parseJson(request.body), 'fault rules'));
@@ -48,7 +55,7 @@ export function registerAdmin(app: FastifyInstance, deps: { sql: Sql; faults: Fa
     return {
       user_id: userId,
       currency,
-      balance: toDecimalString(balanceMinor),
+      balance: balanceText(balanceMinor, currency),
       balance_minor: balanceMinor,
       transactions: rows.map((t) => ({
         operator_tx_id: String(t.operator_tx_id),
@@ -70,7 +77,7 @@ export function registerAdmin(app: FastifyInstance, deps: { sql: Sql; faults: Fa
       accounts: rows.map((a) => ({
         user_id: a.user_id as string,
         currency: a.currency as string,
-        balance: toDecimalString(Number(a.balance_minor)),
+        balance: balanceText(Number(a.balance_minor), a.currency as string),
         balance_minor: Number(a.balance_minor),
       })),
     };

@@ -11,12 +11,14 @@ import { checkDatabase } from '../../lib/db/health.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { metricsRoute, observeHttpRequests } from '../../lib/http/metrics.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { currencyTable } from '../../rules/money/currencies.ts';
 import { registerAdmin } from './admin.ts';
 import { registerCallbacks } from './callbacks.ts';
 import type { SandboxConfig } from './config.ts';
 import { errorBody, replyForError } from './errors.ts';
 import { FaultInjector } from './faults.ts';
 import { createMetrics } from './metrics.ts';
+import { ledgerMoney } from './money.ts';
 import { resolveSigningSecret } from './secret.ts';
 
 /** The sandbox ledger's migration files. */
@@ -44,10 +46,11 @@ export function createSandboxSql(config: SandboxConfig, options: { max?: number 
 /**
  * Builds the sandbox app (not listening). The signing secret comes from config or its file
  * (secret.ts). The instance's `faults` decorator is the live fault-rule set.
- * @throws ConfigError when the secret file is malformed.
+ * @throws ConfigError when the secret file is malformed, or SANDBOX_INITIAL_BALANCE does not fit a currency.
  */
 export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyInstance> {
   const { config, sql, logger } = deps;
+  const money = ledgerMoney(currencyTable(config.money.crypto), config.sandbox.initialBalance);
   const webhook = new Webhook(await resolveSigningSecret(config.sandbox, logger));
   const faults = new FaultInjector(deps.random);
   const metrics = createMetrics();
@@ -76,10 +79,10 @@ export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyIn
     webhook,
     faults,
     metrics,
-    initialMinor: config.sandbox.initialBalanceMinor,
+    money,
     closing: closing.signal,
   });
-  registerAdmin(app, { sql, faults });
+  registerAdmin(app, { sql, faults, currencies: money.currencies });
 
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {

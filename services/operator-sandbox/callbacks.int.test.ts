@@ -155,4 +155,34 @@ describe('operator sandbox callbacks (both forms)', () => {
       /http_request_duration_seconds_count\{[^}]*route="\/wallet\/bet",status_code="200"[^}]*\} 4/,
     );
   });
+  // Last: the metrics test above counts the callbacks made before it.
+  it("answers balances in each currency's precision and takes decimal-string or number amounts", async () => {
+    // SANDBOX_INITIAL_BALANCE 100.00: 100 JPY, 100.000 KWD, 100.00000000 BTC.
+    const cases = [
+      { currency: 'JPY', first: '100', amount: '50', rest: '50', restMinor: 50 },
+      { currency: 'KWD', first: '100.000', amount: 1.25, rest: '98.750', restMinor: 98_750 },
+      {
+        currency: 'BTC',
+        first: '100.00000000',
+        amount: '0.00000001',
+        rest: '99.99999999',
+        restMinor: 9_999_999_999,
+      },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const user = `fx-${c.currency}`;
+      const balance = await sb.call('POST', '/wallet/balance', balanceBody(user, c.currency));
+      expect(balance.json, c.currency).toMatchObject({ balance: c.first, currency: c.currency });
+      const bet = await sb.call('POST', '/wallet/bet', betBody(100 + 4 * i, 1, user, c));
+      expect(bet.status, c.currency).toBe(200);
+      expect(bet.json, c.currency).toMatchObject({ old_balance: c.first, new_balance: c.rest });
+      expect(await sb.balance(user, c.currency)).toBe(c.restMinor);
+    }
+    const wrong = await sb.call(
+      'POST',
+      '/wallet/bet',
+      betBody(120, 1, 'fx-JPY', { currency: 'JPY', amount: '0.5' }),
+    );
+    expect(wrong.status).toBe(400);
+  });
 });

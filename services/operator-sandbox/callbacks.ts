@@ -13,6 +13,7 @@ import { errorBody, replyForError, SandboxError } from './errors.ts';
 import type { Fault, FaultInjector } from './faults.ts';
 import { applyMovement, readBalance } from './ledger.ts';
 import type { SandboxMetrics } from './metrics.ts';
+import type { LedgerMoney } from './money.ts';
 import { type CallbackKind, type Form, parseBalance, parseJsonObject, parseMovement } from './wire.ts';
 
 export interface CallbackDeps {
@@ -20,8 +21,8 @@ export interface CallbackDeps {
   readonly webhook: Webhook;
   readonly faults: FaultInjector;
   readonly metrics: SandboxMetrics;
-  /** Balance of an account at first sight, minor units. */
-  readonly initialMinor: number;
+  /** The currency table and the balance of an account at first sight. */
+  readonly money: LedgerMoney;
   /** Aborted when the app closes, so held requests let go. */
   readonly closing: AbortSignal;
 }
@@ -144,11 +145,11 @@ export function registerCallbacks(app: FastifyInstance, deps: CallbackDeps): voi
           const body = parseJsonObject(raw);
           let apply: () => Promise<Record<string, string>>;
           if (r.kind === 'balance') {
-            const b = parseBalance(body);
-            apply = () => readBalance(deps.sql, b, deps.initialMinor);
+            const b = parseBalance(body, deps.money.currencies);
+            apply = () => readBalance(deps.sql, b, deps.money);
           } else {
-            const m = parseMovement(r.kind, r.form, body);
-            apply = async () => (await applyMovement(deps.sql, m, deps.initialMinor)).response;
+            const m = parseMovement(r.kind, r.form, body, deps.money.currencies);
+            apply = async () => (await applyMovement(deps.sql, m, deps.money)).response;
           }
           const fault = deps.faults.take(r.kind);
           if (fault) {

@@ -8,13 +8,13 @@
  *   Empty: derived from 32 random bytes created once in SANDBOX_SECRET_FILE (never a fixed dev secret).
  * - SANDBOX_SECRET_FILE: where a generated sandbox signing key is kept (.data/sandbox/signing-secret).
  * - SANDBOX_DB_SCHEMA: Postgres schema of the sandbox's own ledger (sandbox).
- * - SANDBOX_INITIAL_BALANCE: balance of an account at first sight, major units with at most two
- *   decimals (1000.00).
- * Shared: DATABASE_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS (lib/config/shared.ts).
+ * - SANDBOX_INITIAL_BALANCE: balance of an account at first sight, major units of its currency with at
+ *   most 12 decimals; digits past a currency's exponent are dropped for it (1000.00: 1000.00 USD, 1000 JPY).
+ * Shared: DATABASE_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, CRYPTO_CURRENCIES (lib/config/shared.ts).
  */
 import { z } from 'zod';
 import { configLoader, dataPath, host, port, section, sqlIdentifier } from '../../lib/config/core.ts';
-import { dbSection, processSection } from '../../lib/config/shared.ts';
+import { dbSection, moneySection, processSection } from '../../lib/config/shared.ts';
 
 export const sandboxSection = section({
   name: 'sandbox',
@@ -30,7 +30,7 @@ export const sandboxSection = section({
     SANDBOX_DB_SCHEMA: sqlIdentifier.default('sandbox'),
     SANDBOX_INITIAL_BALANCE: z
       .string()
-      .regex(/^\d{1,13}(\.\d{1,2})?$/, 'a non-negative decimal with at most two decimals')
+      .regex(/^\d{1,15}(\.\d{1,12})?$/, 'a non-negative decimal with at most 12 decimals')
       .default('1000.00'),
   },
   build: (r) => ({
@@ -40,11 +40,11 @@ export const sandboxSection = section({
     signingSecret: r.SANDBOX_SIGNING_SECRET,
     secretFile: r.SANDBOX_SECRET_FILE,
     dbSchema: r.SANDBOX_DB_SCHEMA,
-    /** Balance of a new account, minor units. */
-    initialBalanceMinor: Math.round(Number(r.SANDBOX_INITIAL_BALANCE) * 100),
+    /** Balance of a new account, major units (a decimal string; money.ts reads it per currency). */
+    initialBalance: r.SANDBOX_INITIAL_BALANCE,
   }),
 });
 
 /** The sandbox's validated, frozen configuration. @throws ConfigError naming each bad or unknown setting. */
-export const loadSandboxConfig = configLoader([dbSection, processSection, sandboxSection]);
+export const loadSandboxConfig = configLoader([dbSection, processSection, moneySection, sandboxSection]);
 export type SandboxConfig = ReturnType<typeof loadSandboxConfig>;

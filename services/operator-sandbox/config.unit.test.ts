@@ -9,7 +9,7 @@ describe('sandbox settings (services/operator-sandbox/config.ts)', () => {
       port: 8090,
       signingSecret: '',
       dbSchema: 'sandbox',
-      initialBalanceMinor: 100_000,
+      initialBalance: '1000.00',
     });
     expect(c.sandbox.secretFile).toMatch(/\.data\/sandbox\/signing-secret$/);
   });
@@ -25,14 +25,15 @@ describe('sandbox settings (services/operator-sandbox/config.ts)', () => {
       port: 9000,
       signingSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
       dbSchema: 't_sbx_1',
-      initialBalanceMinor: 1250,
+      initialBalance: '12.5',
     });
   });
 
   it.each([
     ['SANDBOX_SIGNING_SECRET', 'secret'],
     ['SANDBOX_INITIAL_BALANCE', '-1'],
-    ['SANDBOX_INITIAL_BALANCE', '1.005'],
+    ['SANDBOX_INITIAL_BALANCE', '1.0000000000001'],
+    ['SANDBOX_INITIAL_BALANCE', '1e3'],
     ['SANDBOX_DB_SCHEMA', 'Bad-Schema'],
     ['SANDBOX_PORT', '70000'],
   ])('refuses %s=%s naming the setting', (key, value) => {

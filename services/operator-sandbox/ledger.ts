@@ -7,8 +7,8 @@
 import pRetry from 'p-retry';
 import type postgres from 'postgres';
 import type { Sql } from '../../lib/db/pool.ts';
-import { toDecimalString } from '../../rules/money/money.ts';
 import { SandboxError } from './errors.ts';
+import type { LedgerMoney } from './money.ts';
 import { type BalanceRequest, type Movement, movementResponse } from './wire.ts';
 
 /** The stored or fresh answer to a money callback; `replay` when it was stored before. */
@@ -66,15 +66,18 @@ async function decide(
   tx: Tx,
   m: Movement,
   balance: number,
+  money: LedgerMoney,
 ): Promise<{ delta: number; linked: string | null } | { stored: Record<string, string> }> {
   if (m.kind === 'bet') {
     if (await rollbackOf(tx, m.providerTxId))
       throw new SandboxError('BET_ROLLED_BACK', `bet ${m.providerTxId} was rolled back before it arrived`);
-    if (balance < m.amountMinor)
+    if (balance < m.amountMinor) {
+      const f = (minor: number) => money.currencies.formatMinor(minor, m.currency);
       throw new SandboxError(
         'INSUFFICIENT_FUNDS',
-        `balance ${toDecimalString(balance)} is below the bet ${toDecimalString(m.amountMinor)}`,
+        `balance ${f(balance)} is below the bet ${f(m.amountMinor)}`,
       );
+    }
     return { delta: -m.amountMinor, linked: null };
   }
   if (m.kind === 'win') {
@@ -97,9 +100,9 @@ async function decide(
   return { delta: bet ? Number(bet.amount_minor) : 0, linked };
 }
 
-async function applyOnce(sql: Sql, m: Movement, initialMinor: number): Promise<MovementResult> {
+async function applyOnce(sql: Sql, m: Movement, money: LedgerMoney): Promise<MovementResult> {
   return sql.begin(async (tx) => {
-    const balance = await lockAccount(tx, m.userId, m.currency, initialMinor);
+    const balance = await lockAccount(tx, m.userId, m.currency, money.initialMinor(m.currency));
     const [seen] = await tx<TxRow[]>`select * from transactions
                                      where kind = ${m.kind} and provider_tx_id = ${m.providerTxId}`;
     if (seen) {
@@ -110,14 +113,14 @@ async function applyOnce(sql: Sql, m: Movement, initialMinor: number): Promise<M
         );
       return { response: JSON.parse(seen.response) as Record<string, string>, replay: true };
     }
-    const d = await decide(tx, m, balance);
+    const d = await decide(tx, m, balance, money);
     if ('stored' in d) return { response: d.stored, replay: true };
     const [{ id }] =
       (await tx`select nextval(pg_get_serial_sequence('transactions', 'operator_tx_id')) as id`) as [
         { id: string },
       ];
     const next = balance + d.delta;
-    const response = movementResponse(m, String(id), balance, next);
+    const response = movementResponse(m, String(id), balance, next, money.currencies);
     await tx`update accounts set balance_minor = ${next}, updated_at = now()
              where user_id = ${m.userId} and currency = ${m.currency}`;
     await tx`insert into transactions (operator_tx_id, kind, provider_tx_id, user_id, currency, linked_tx_id,
@@ -131,31 +134,35 @@ async function applyOnce(sql: Sql, m: Movement, initialMinor: number): Promise<M
 /**
  * Applies a money callback exactly once per (kind, provider_tx_id) and returns its answer.
  * Two first sights of one id on two different accounts race on the unique key; the loser is run
- * again once and then meets the winner's row (IDEMPOTENCY_CONFLICT, the bodies differ).
+ * again once and then meets the winner's row (IDEMPOTENCY_CONFLICT, the bodies differ). A new
+ * account starts at `money.initialMinor(currency)`; balances are answered in the currency's precision.
  * @throws SandboxError for every refusal; nothing is written then.
  */
-export async function applyMovement(sql: Sql, m: Movement, initialMinor: number): Promise<MovementResult> {
-  return pRetry(() => applyOnce(sql, m, initialMinor), {
+export async function applyMovement(sql: Sql, m: Movement, money: LedgerMoney): Promise<MovementResult> {
+  return pRetry(() => applyOnce(sql, m, money), {
     retries: 1,
     minTimeout: 0,
     shouldRetry: (err) => (err as { code?: string }).code === '23505',
   });
 }
 
-/** The balance callback: the account (created at first sight) as the contract's answer. */
+/**
+ * The balance callback: the account (created at first sight) as the contract's answer, `balance` a
+ * decimal string in the currency's precision ("100.00" USD, "10000" JPY).
+ */
 export async function readBalance(
   sql: Sql,
   r: BalanceRequest,
-  initialMinor: number,
+  money: LedgerMoney,
 ): Promise<Record<string, string>> {
-  await sql`insert into accounts (user_id, currency, balance_minor) values (${r.userId}, ${r.currency}, ${initialMinor})
+  await sql`insert into accounts (user_id, currency, balance_minor) values (${r.userId}, ${r.currency}, ${money.initialMinor(r.currency)})
             on conflict do nothing`;
   const [row] =
     await sql`select balance_minor from accounts where user_id = ${r.userId} and currency = ${r.currency}`;
   return {
     user_id: r.userId,
     currency: r.currency,
-    balance: toDecimalString(Number(row?.balance_minor)),
+    balance: money.currencies.formatMinor(Number(row?.balance_minor), r.currency),
     platform_session_token: r.sessionToken,
   };
 }

@@ -23,8 +23,11 @@ export interface ReconcileInput {
   /** Schema of the sandbox ledger (accounts, transactions). */
   readonly sandboxSchema: string;
   readonly operatorId: string;
-  /** Starting balance of every sandbox account, minor units (SANDBOX_INITIAL_BALANCE). */
-  readonly initialBalanceMinor: number;
+  /**
+   * Starting balance of a sandbox account, minor units: one number for every account, or per
+   * currency (SANDBOX_INITIAL_BALANCE in each currency's precision: money.ts `initialMinor`).
+   */
+  readonly initialBalanceMinor: number | ((currency: string) => number);
 }
 
 export interface ReconcileReport {
@@ -87,11 +90,16 @@ export async function reconcile(sql: Sql, input: ReconcileInput): Promise<Reconc
                        where b.kind = 'bet' and b.tx_id = (t.provider_tx_id::bigint / 4) * 4)
      order by t.operator_tx_id`,
   );
-  const broken = await sql.unsafe<{ account: string }[]>(
-    `select a.user_id || '/' || a.currency as account from ${s}.accounts a
-     where a.balance_minor <> $1::bigint + coalesce((select sum(t.delta_minor) from ${s}.transactions t
-                                                     where t.user_id = a.user_id and t.currency = a.currency), 0)`,
-    [input.initialBalanceMinor],
+  const accounts = await sql.unsafe<{ account: string; currency: string; balance: string; moved: string }[]>(
+    `select a.user_id || '/' || a.currency as account, a.currency, a.balance_minor::text as balance,
+            coalesce((select sum(t.delta_minor) from ${s}.transactions t
+                      where t.user_id = a.user_id and t.currency = a.currency), 0)::text as moved
+     from ${s}.accounts a`,
+  );
+  const initial = input.initialBalanceMinor;
+  const initialOf = typeof initial === 'number' ? () => initial : initial;
+  const broken = accounts.filter(
+    (a) => BigInt(a.balance) !== BigInt(initialOf(a.currency)) + BigInt(a.moved),
   );
   const outstanding = await sql.unsafe<{ tx_id: string; kind: string; status: string }[]>(
     `select tx_id::text, kind,

@@ -2,10 +2,15 @@
  * The callback wire format the sandbox accepts (issue-5 contract "Callback wire contract", seed 001
  * "Callback request fields"): request validation into one normalised `Movement`, the body hash that
  * tells a replay from a conflicting reuse of a provider_tx_id, and the response shapes. Pure.
+ *
+ * Money (issue 12 item 5): `currency` must be one of the table's (ISO 4217 with a minor unit, or a
+ * configured crypto code); `amount` is a decimal string or a JSON number in major units with at most
+ * that currency's exponent of digits after the point ("12.50" or 12.5 USD, "1250" JPY, "0.00000001"
+ * BTC). Balances are answered as decimal strings with exactly the exponent's digits.
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { isCurrency, toDecimalString, toMinor } from '../../rules/money/money.ts';
+import type { Currencies } from '../../rules/money/currencies.ts';
 import { SandboxError } from './errors.ts';
 
 export type MoneyKind = 'bet' | 'win' | 'rollback';
@@ -14,13 +19,15 @@ export type CallbackKind = MoneyKind | 'balance';
 export type Form = 'A' | 'B';
 
 const text = z.string().min(1).max(256);
-const currency = z.string().refine(isCurrency, 'a supported ISO 4217 currency code');
+/** Checked against the currency table after the shape (parseMovement, parseBalance). */
+const currency = z.string().min(1).max(16);
 /** Form A ids are JSON integers (seed: "integer in the win callback"); platform ids stay < 2^53. */
 const intId = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 /** Form B ids are strings (seed: "string in rewards and rollback"). */
 const strId = z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'a non-empty id of letters, digits, _ . : -');
-const amount = z.number().refine((n) => toMinor(n) !== undefined, {
-  message: 'a finite non-negative number in major units with at most two decimals',
+/** A JSON number or a decimal string; its precision is the currency's (minorOf). */
+const amount = z.union([z.number(), z.string().max(64)], {
+  error: 'a decimal string or a JSON number in major units',
 });
 
 const common = { user_id: text, currency, session_token: text };
@@ -138,18 +145,55 @@ export function bodyHash(body: unknown): string {
   return createHash('sha256').update(canonicalJson(body)).digest('hex');
 }
 
+const badField = (field: string, rule: string) =>
+  new SandboxError('BAD_REQUEST', `invalid callback body: ${field}: ${rule}`);
+
+/** @throws SandboxError BAD_REQUEST when `code` is not in `currencies`. */
+function knownCurrency(currencies: Currencies, code: string): string {
+  if (!currencies.isCurrency(code))
+    throw badField(
+      'currency',
+      'a supported currency code (ISO 4217 with a minor unit, or a configured crypto code)',
+    );
+  return code;
+}
+
 /**
- * Validates a money callback body of `kind` in `form`.
- * @throws SandboxError BAD_REQUEST naming every missing or malformed field.
+ * `amount` of a callback in minor units of `code`.
+ * @throws SandboxError BAD_REQUEST naming the currency's precision when it does not parse.
  */
-export function parseMovement(kind: MoneyKind, form: Form, body: Record<string, unknown>): Movement {
+function minorOf(currencies: Currencies, amount: number | string, code: string): number {
+  const minor = currencies.parseAmount(amount, code);
+  if (minor === undefined) {
+    const e = currencies.exponentOf(code);
+    throw badField(
+      'amount',
+      `a finite non-negative amount in major units with at most ${e} decimal${e === 1 ? '' : 's'} (${code})`,
+    );
+  }
+  return minor;
+}
+
+/**
+ * Validates a money callback body of `kind` in `form`; the amount is read in the precision of the
+ * body's currency in `currencies`. The body hash is taken with the amount in minor units, so
+ * "12.50" and 12.5 are one replay.
+ * @throws SandboxError BAD_REQUEST naming every missing or malformed field, an unknown currency, or
+ *   an amount out of the currency's precision.
+ */
+export function parseMovement(
+  kind: MoneyKind,
+  form: Form,
+  body: Record<string, unknown>,
+  currencies: Currencies,
+): Movement {
   const b =
     kind === 'bet'
       ? check(SCHEMAS.bet, body)
       : kind === 'win'
         ? check(form === 'A' ? SCHEMAS.winA : SCHEMAS.winB, body)
         : check(form === 'A' ? SCHEMAS.rollbackA : SCHEMAS.rollbackB, body);
-  const amountMinor = toMinor(b.amount) as number;
+  const amountMinor = minorOf(currencies, b.amount, knownCurrency(currencies, b.currency));
   if (kind !== 'rollback' && amountMinor === 0)
     throw new SandboxError('BAD_REQUEST', `${kind} amount must be > 0`);
   return {
@@ -164,31 +208,37 @@ export function parseMovement(kind: MoneyKind, form: Form, body: Record<string, 
     game: b.game,
     roundId: b.round_id,
     mode: 'mode' in b && b.mode === 'free' ? 'free' : 'default',
-    bodyHash: bodyHash(body),
+    bodyHash: bodyHash({ ...body, amount: amountMinor }),
   };
 }
 
-/** Validates a balance callback body. @throws SandboxError BAD_REQUEST. */
-export function parseBalance(body: Record<string, unknown>): BalanceRequest {
+/** Validates a balance callback body. @throws SandboxError BAD_REQUEST (also for a currency not in `currencies`). */
+export function parseBalance(body: Record<string, unknown>, currencies: Currencies): BalanceRequest {
   const b = check(SCHEMAS.balance, body);
-  return { userId: b.user_id, currency: b.currency, sessionToken: b.session_token };
+  return {
+    userId: b.user_id,
+    currency: knownCurrency(currencies, b.currency),
+    sessionToken: b.session_token,
+  };
 }
 
 /**
  * The 200 answer to a money callback: bet and form-A win carry operator_tx_id, new_balance and
  * old_balance; form-B rewards and rollback (both forms, contract) echo user_id, currency, provider
- * and provider_tx_id too. All values are strings (seed 001 "Callback response fields").
+ * and provider_tx_id too. All values are strings (seed 001 "Callback response fields"); balances
+ * are decimal strings with the exponent's digits of the movement's currency ("87.50" USD, "8750" JPY).
  */
 export function movementResponse(
   m: Movement,
   operatorTxId: string,
   oldMinor: number,
   newMinor: number,
+  currencies: Currencies,
 ): Record<string, string> {
   const base = {
     operator_tx_id: operatorTxId,
-    new_balance: toDecimalString(newMinor),
-    old_balance: toDecimalString(oldMinor),
+    new_balance: currencies.formatMinor(newMinor, m.currency),
+    old_balance: currencies.formatMinor(oldMinor, m.currency),
   };
   if (m.kind === 'bet' || (m.kind === 'win' && m.form === 'A')) return base;
   return {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { currencyTable } from '../../rules/money/currencies.ts';
 import { SandboxError } from './errors.ts';
 import {
   bodyHash,
@@ -6,8 +7,13 @@ import {
   movementResponse,
   parseBalance,
   parseJsonObject,
-  parseMovement,
+  parseMovement as parseWith,
 } from './wire.ts';
+
+const currencies = currencyTable();
+const parseMovement = (
+  ...a: [Parameters<typeof parseWith>[0], Parameters<typeof parseWith>[1], Record<string, unknown>]
+) => parseWith(...a, currencies);
 
 const bet = {
   user_id: 'u1',
@@ -62,10 +68,15 @@ describe('parseMovement', () => {
     ['amount', Number.POSITIVE_INFINITY],
     ['amount', Number.NaN],
     ['amount', 0.001],
+    ['amount', '12.345'],
+    ['amount', '-1.00'],
+    ['amount', '1e2'],
+    ['amount', true],
     ['provider_tx_id', -4],
     ['provider_tx_id', 2 ** 53],
     ['count_register', 1.5],
     ['currency', 'usd'],
+    ['currency', 'XAU'],
     ['user_id', ''],
   ])('refuses %s = %s with BAD_REQUEST naming the field', (field, value) => {
     const e = refusal(() => parseMovement('bet', 'A', { ...bet, [field]: value }));
@@ -77,6 +88,40 @@ describe('parseMovement', () => {
     const e = refusal(() => parseMovement('win', 'A', { ...bet, action: 'win' }));
     expect(e.message).toMatch(/linked_tx_id/);
     expect(e.message).toMatch(/agreggator/);
+  });
+
+  it.each([
+    ['USD', '12.50', 1250],
+    ['USD', 12.5, 1250],
+    ['JPY', '1250', 1250],
+    ['JPY', 1250, 1250],
+    ['KWD', '1.250', 1250],
+    ['BTC', '0.00000001', 1],
+    ['BTC', 1e-8, 1],
+    ['USD', '90071992547409.91', 2 ** 53 - 1],
+  ])('%s amount %j (decimal string or JSON number) is %i minor units', (currency, amount, minor) => {
+    expect(parseMovement('bet', 'A', { ...bet, currency, amount }).amountMinor).toBe(minor);
+  });
+
+  it.each([
+    ['JPY', '12.5', /at most 0 decimals \(JPY\)/],
+    ['JPY', 12.5, /at most 0 decimals \(JPY\)/],
+    ['KWD', '1.2345', /at most 3 decimals \(KWD\)/],
+    ['BTC', '0.000000001', /at most 8 decimals \(BTC\)/],
+    ['USD', '90071992547409.92', /amount/],
+  ])('%s refuses amount %j in another precision', (currency, amount, message) => {
+    const e = refusal(() => parseMovement('bet', 'A', { ...bet, currency, amount }));
+    expect(e.code).toBe('BAD_REQUEST');
+    expect(e.message).toMatch(message);
+  });
+
+  it('takes "12.50" and 12.5 for one replay (the hash sees minor units)', () => {
+    expect(parseMovement('bet', 'A', { ...bet, amount: '12.50' }).bodyHash).toBe(
+      parseMovement('bet', 'A', { ...bet, amount: 12.5 }).bodyHash,
+    );
+    expect(parseMovement('bet', 'A', { ...bet, amount: '12.50' }).bodyHash).not.toBe(
+      parseMovement('bet', 'A', { ...bet, amount: '12.51' }).bodyHash,
+    );
   });
 
   it('refuses a zero win but accepts a zero rollback', () => {
@@ -95,12 +140,17 @@ describe('parseJsonObject and parseBalance', () => {
   });
 
   it('balance needs user_id, currency and session_token', () => {
-    expect(parseBalance({ user_id: 'u', currency: 'EUR', session_token: 't' })).toEqual({
+    expect(parseBalance({ user_id: 'u', currency: 'EUR', session_token: 't' }, currencies)).toEqual({
       userId: 'u',
       currency: 'EUR',
       sessionToken: 't',
     });
-    expect(refusal(() => parseBalance({ user_id: 'u', currency: 'EUR' })).message).toMatch(/session_token/);
+    expect(refusal(() => parseBalance({ user_id: 'u', currency: 'EUR' }, currencies)).message).toMatch(
+      /session_token/,
+    );
+    expect(
+      refusal(() => parseBalance({ user_id: 'u', currency: 'XTS', session_token: 't' }, currencies)).message,
+    ).toMatch(/currency/);
   });
 });
 
@@ -117,7 +167,7 @@ describe('body hash', () => {
 describe('movementResponse', () => {
   it('bet and form-A win: three strings; rewards and rollback also echo the ids', () => {
     const m = parseMovement('bet', 'A', bet);
-    expect(movementResponse(m, '7', 10_000, 8_750)).toEqual({
+    expect(movementResponse(m, '7', 10_000, 8_750, currencies)).toEqual({
       operator_tx_id: '7',
       new_balance: '87.50',
       old_balance: '100.00',
@@ -128,7 +178,7 @@ describe('movementResponse', () => {
       provider_tx_id: 6,
       linked_tx_id: 4,
     });
-    expect(movementResponse(rb, '8', 8_750, 10_000)).toEqual({
+    expect(movementResponse(rb, '8', 8_750, 10_000, currencies)).toEqual({
       operator_tx_id: '8',
       new_balance: '100.00',
       old_balance: '87.50',
@@ -136,6 +186,24 @@ describe('movementResponse', () => {
       currency: 'USD',
       provider: 'casino-platform',
       provider_tx_id: '6',
+    });
+  });
+
+  it("answers balances with exactly the currency's digits", () => {
+    const jpy = parseMovement('bet', 'A', { ...bet, currency: 'JPY', amount: 1250 });
+    expect(movementResponse(jpy, '9', 10_000, 8_750, currencies)).toMatchObject({
+      new_balance: '8750',
+      old_balance: '10000',
+    });
+    const btc = parseMovement('bet', 'A', { ...bet, currency: 'BTC', amount: '0.00000001' });
+    expect(movementResponse(btc, '9', 2, 1, currencies)).toMatchObject({
+      new_balance: '0.00000001',
+      old_balance: '0.00000002',
+    });
+    const kwd = parseMovement('bet', 'A', { ...bet, currency: 'KWD', amount: '1.250' });
+    expect(movementResponse(kwd, '9', 2 ** 53 - 1, 0, currencies)).toMatchObject({
+      new_balance: '0.000',
+      old_balance: '9007199254740.991',
     });
   });
 });

@@ -4,12 +4,19 @@
  * Its own settings: PROJECTOR_PORT, the /health, /ready, /metrics listener on API_HOST (8082; 0 = any
  * free port); PROJECTOR_GROUP, the consumer group of the rounds projection (projector-rounds; the
  * wallet projection uses `<group>-wallet`, auth-keys a fresh `<group>-auth-keys-<uuid>` per start).
- * Shared: KAFKA_*, TOPIC_*, DATABASE_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, API_HOST (lib/config/shared.ts).
+ * Shared: KAFKA_*, TOPIC_*, DATABASE_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, API_HOST, CRYPTO_CURRENCIES
+ * (lib/config/shared.ts; the wallet projection formats demo balances in each currency's precision).
  */
 
 import { z } from 'zod';
 import { configLoader, port, section } from '../../lib/config/core.ts';
-import { dbSection, kafkaSection, opsSection, processSection } from '../../lib/config/shared.ts';
+import {
+  dbSection,
+  kafkaSection,
+  moneySection,
+  opsSection,
+  processSection,
+} from '../../lib/config/shared.ts';
 
 export const projectorSection = section({
   name: 'projector',
@@ -27,6 +34,7 @@ export const loadProjectorConfig = configLoader([
   dbSection,
   processSection,
   opsSection,
+  moneySection,
   projectorSection,
 ]);
 export type ProjectorConfig = ReturnType<typeof loadProjectorConfig>;

@@ -11,7 +11,9 @@ import { createKafka, partitionOffsets, readRange } from '../../lib/log/kafka.ts
 import { topicName } from '../../lib/log/topics.ts';
 import { decodeWalletEvent, type WalletEvent } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { currencyTable } from '../../rules/money/currencies.ts';
 import type { RetryPolicy } from '../../rules/retry/schedule.ts';
+import { ledgerMoney } from '../../services/operator-sandbox/money.ts';
 import { type ReconcileReport, reconcile } from '../../services/operator-sandbox/reconcile.ts';
 import { registerSandboxOperator } from '../../services/operator-sandbox/register.ts';
 import { type Config, loadConfig } from '../support/config.ts';
@@ -29,7 +31,8 @@ export interface WalletStack {
   /** Schema of the sandbox ledger (dropped by the stack's stop()). */
   readonly sandboxSchema: string;
   /** Starting balance of every sandbox account, minor units. */
-  readonly initialBalanceMinor: number;
+  /** A sandbox account's first balance in `currency`, minor units (SANDBOX_INITIAL_BALANCE in its precision). */
+  readonly initialBalanceMinor: (currency: string) => number;
   /** A pool on the stack's read-model schema (wallet_transactions, wallet_balances, operators …). */
   readonly sql: Sql;
   /** `/ready` URLs of the wallet services (after a restart with startOne). */
@@ -100,6 +103,7 @@ export function walletGroups(env: Readonly<Record<string, string>>): string[] {
  */
 export async function registerWallet(env: Readonly<Record<string, string>>): Promise<WalletStack> {
   const config: Config = loadConfig({ ...process.env, ...env });
+  const money = ledgerMoney(currencyTable(config.money.crypto), config.sandbox.initialBalance);
   const sql = createSql(config, { max: 3 });
   const kafka = createKafka(config, 'wallet-e2e', createLogger('test', 'warn'));
   const topic = topicName(config, 'walletTransactions');
@@ -111,7 +115,7 @@ export async function registerWallet(env: Readonly<Record<string, string>>): Pro
       apiToken: op.api_token,
       sandboxUrl: op.base_url,
       sandboxSchema: config.sandbox.dbSchema,
-      initialBalanceMinor: config.sandbox.initialBalanceMinor,
+      initialBalanceMinor: money.initialMinor,
       sql,
       readyUrls: {
         sandbox: local(config.sandbox.port),
@@ -123,7 +127,7 @@ export async function registerWallet(env: Readonly<Record<string, string>>): Pro
           platformSchema: config.db.schema,
           sandboxSchema: config.sandbox.dbSchema,
           operatorId: op.operator_id,
-          initialBalanceMinor: config.sandbox.initialBalanceMinor,
+          initialBalanceMinor: money.initialMinor,
         }),
       async walletEvents() {
         const offs = await partitionOffsets(kafka, topic);

@@ -10,6 +10,7 @@ import {
   deadLettersSection,
   edgeSection,
   kafkaSection,
+  moneySection,
   opsSection,
   processSection,
 } from '../../lib/config/shared.ts';
@@ -34,6 +35,7 @@ export const loadConfig = configLoader([
   authSection,
   edgeSection,
   deadLettersSection,
+  moneySection,
   apiSection,
   accessSection,
   botsSection,

@@ -21,10 +21,13 @@ import {
   walletKey,
 } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { toDecimalString, toMinor } from '../../rules/money/money.ts';
+import { currencyTable } from '../../rules/money/currencies.ts';
 import { type Config, loadConfig } from './config.ts';
 
 export type Kind = 'bet' | 'win' | 'rollback';
+
+/** The test operator's currencies: ISO 4217 and the default crypto precisions. */
+const currencies = currencyTable();
 /** What the operator does with one request (before its ledger logic). */
 export type Fault = 'none' | 'error500' | 'malformedAfterCommit' | { readonly delayMs: number };
 
@@ -73,14 +76,15 @@ export async function startTestOperator(startMinor = 100_000): Promise<TestOpera
   const ledger = (kind: Kind, b: Record<string, unknown>): { status: number; answer: unknown } => {
     const user = String(b.user_id);
     const tx = String(b.provider_tx_id);
-    const amount = toMinor(b.amount as number) ?? 0;
+    const currency = String(b.currency);
+    const amount = currencies.parseAmount(b.amount as number | string, currency) ?? 0;
     const old = bal(user);
     const ok = (next: number) => {
       balances.set(user, next);
       const answer = {
         operator_tx_id: `op-${tx}`,
-        old_balance: toDecimalString(old),
-        new_balance: toDecimalString(next),
+        old_balance: currencies.formatMinor(old, currency),
+        new_balance: currencies.formatMinor(next, currency),
         user_id: user,
         currency: b.currency,
         provider: b.provider,

@@ -8,19 +8,23 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { signHeaders } from '../../../lib/http/callback-client.ts';
-import { toDecimalString } from '../../../rules/money/money.ts';
+import type { Currencies } from '../../../rules/money/currencies.ts';
 import { BadGatewayError } from '../errors.ts';
 import type { OperatorRow, PlayerSession } from './guards.ts';
-import { DEMO_START_MINOR } from './request-access.ts';
+import { demoStartMinor } from './money.ts';
 
-/** What the API shows the player. `balance` is a decimal string with two decimals ("12.50"). */
+/**
+ * What the API shows the player. `balance` is a decimal string in the currency's precision
+ * ("12.50" USD, "1250" JPY, "0.00000001" BTC).
+ */
 export interface PlayerBalance {
   readonly balance: string;
   readonly currency: string;
   readonly demo: boolean;
 }
 
-const DECIMAL = /^-?\d{1,15}\.\d{2}$/;
+/** A decimal string; its digits after the point are checked against the currency by playerBalance. */
+const DECIMAL = /^-?\d{1,20}(\.\d{1,12})?$/;
 
 /**
  * POSTs `{user_id, currency, session_token}` to the operator's balance path, signed (headers
@@ -88,12 +92,12 @@ function demoCredits(sql: Sql, s: PlayerSession) {
  * (demo_wallets, debited at once and atomically by `debitDemo`), plus its credits (wins and refunds
  * from the read model).
  */
-export async function demoBalanceMinor(sql: Sql, s: PlayerSession): Promise<number> {
+export async function demoBalanceMinor(sql: Sql, s: PlayerSession, currencies: Currencies): Promise<number> {
   const [r] = await sql<{ credits: string; debited: string | null }[]>`
     with c as (${demoCredits(sql, s)})
     select (select credits from c)::text as credits,
            (select debited_minor from demo_wallets where session_id = ${s.session_id})::text as debited`;
-  return (s.balance_minor ?? DEMO_START_MINOR) + Number(r?.credits ?? 0) - Number(r?.debited ?? 0);
+  return demoStart(s, currencies) + Number(r?.credits ?? 0) - Number(r?.debited ?? 0);
 }
 
 /**
@@ -102,8 +106,13 @@ export async function demoBalanceMinor(sql: Sql, s: PlayerSession): Promise<numb
  * the balance below zero (issue 11 item 5).
  * @returns false when the balance does not cover it (nothing is taken).
  */
-export async function debitDemo(sql: Sql, s: PlayerSession, amountMinor: number): Promise<boolean> {
-  const start = s.balance_minor ?? DEMO_START_MINOR;
+export async function debitDemo(
+  sql: Sql,
+  s: PlayerSession,
+  amountMinor: number,
+  currencies: Currencies,
+): Promise<boolean> {
+  const start = demoStart(s, currencies);
   const rows = await sql`
     with c as (${demoCredits(sql, s)})
     insert into demo_wallets as w (session_id, debited_minor)
@@ -122,14 +131,24 @@ export async function refundDemo(sql: Sql, s: PlayerSession, amountMinor: number
     where session_id = ${s.session_id}`;
 }
 
-/** The player's balance. @throws BadGatewayError (real sessions) when the operator fails. */
+/** A demo session's starting balance, minor units: the one it was given, else DEMO_START_MAJOR of its currency. */
+function demoStart(s: PlayerSession, currencies: Currencies): number {
+  return s.balance_minor ?? demoStartMinor(currencies, s.currency);
+}
+
+/**
+ * The player's balance, in the precision of the session's currency.
+ * @throws BadGatewayError (real sessions) when the operator fails, or answers a balance with more
+ *   digits after the point than its currency has.
+ */
 export async function playerBalance(
-  deps: { sql: Sql; fetchBalance: typeof fetchOperatorBalance; now: () => number },
+  deps: { sql: Sql; fetchBalance: typeof fetchOperatorBalance; now: () => number; currencies: Currencies },
   s: PlayerSession,
 ): Promise<PlayerBalance> {
+  const { currencies } = deps;
   if (s.demo)
     return {
-      balance: toDecimalString(await demoBalanceMinor(deps.sql, s)),
+      balance: currencies.formatMinor(await demoBalanceMinor(deps.sql, s, currencies), s.currency),
       currency: s.currency,
       demo: true,
     };
@@ -140,5 +159,10 @@ export async function playerBalance(
     { user_id: s.user_id, currency: s.currency, session_token: s.session_token },
     deps.now,
   );
+  const unsigned = b.balance.startsWith('-') ? b.balance.slice(1) : b.balance;
+  if (currencies.parseAmount(unsigned, b.currency) === undefined)
+    throw new BadGatewayError(
+      `the operator balance callback answered ${b.balance}, not a ${b.currency} amount (${currencies.isCurrency(b.currency) ? `at most ${currencies.exponentOf(b.currency)} decimals` : 'unknown currency'})`,
+    );
   return { balance: b.balance, currency: b.currency, demo: false };
 }

@@ -24,13 +24,15 @@ import type { Sql } from '../../../lib/db/pool.ts';
 import type { RoundPhases } from '../../../lib/log/round-phases.ts';
 import { appendWalletEvents, type BetPlaced, walletKey } from '../../../lib/log/wallet-events.ts';
 import { type GameSlug, gameBySlug } from '../../../rules/games/catalog.ts';
-import { betTxId, toMajorNumber, toMinor } from '../../../rules/money/money.ts';
+import type { Currencies } from '../../../rules/money/currencies.ts';
+import { betTxId } from '../../../rules/money/money.ts';
 import { nextOpeningAt } from '../../../rules/rounds/lifecycle.ts';
 import type { ApiConfig } from '../config.ts';
 import { ConflictError, InsufficientFundsError, InvalidInputError } from '../errors.ts';
 import { debitDemo, refundDemo } from './balance.ts';
 import { type PlayerSession, requirePlayer } from './guards.ts';
 import { betBody, parseInput } from './input.ts';
+import { amountOut, minorOf } from './money.ts';
 import { playSchemas } from './schemas.ts';
 import { selectionFor } from './selection.ts';
 
@@ -41,6 +43,8 @@ export interface BetDeps {
   /** Each game's round phase, from the log. */
   readonly phases: RoundPhases;
   readonly now: () => number;
+  /** The stake is read in the precision of the session's currency. */
+  readonly currencies: Currencies;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -112,8 +116,8 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
     if (b.free && s.demo)
       throw new InvalidInputError('INVALID_INPUT', 'free: demo sessions have no free bets');
     const roundId = roundFor(phases, s, b.round_id, t);
-    let amountMinor = b.amount === undefined ? 0 : (toMinor(b.amount) as number);
-    if (s.demo && !(await debitDemo(sql, s, amountMinor)))
+    let amountMinor = b.amount === undefined ? 0 : minorOf(deps.currencies, b.amount, s.currency, 'amount');
+    if (s.demo && !(await debitDemo(sql, s, amountMinor, deps.currencies)))
       throw new InsufficientFundsError('the virtual balance does not cover this bet');
     const grant = b.free ? await takeGrant(sql, s, new Date(t)) : null;
     if (grant) amountMinor = grant.valueMinor;
@@ -161,7 +165,7 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
       round_id: roundId,
       count_register: event.bet.count_register,
       mode: event.bet.mode,
-      amount: toMajorNumber(amountMinor),
+      amount: amountOut(deps.currencies, amountMinor, s.currency),
     });
   });
 }

@@ -14,11 +14,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../../lib/db/pool.ts';
 import type { RoundPhases } from '../../../lib/log/round-phases.ts';
 import { centsToMultiplier, pointCents } from '../../../rules/games/crash.ts';
-import { toMajorNumber } from '../../../rules/money/money.ts';
+import type { Currencies } from '../../../rules/money/currencies.ts';
 import { flightMultiplier } from '../../../rules/rounds/lifecycle.ts';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
 import type { EngineClient } from './engine-client.ts';
 import { requirePlayer } from './guards.ts';
+import { amountOut } from './money.ts';
 import { playSchemas } from './schemas.ts';
 
 export interface CashOutDeps {
@@ -26,6 +27,8 @@ export interface CashOutDeps {
   readonly phases: RoundPhases;
   readonly engine: EngineClient;
   readonly now: () => number;
+  /** The payout in the precision of the session's currency. */
+  readonly currencies: Currencies;
 }
 
 interface BetRow {
@@ -122,7 +125,7 @@ export function cashOutRoute(app: FastifyInstance, deps: CashOutDeps): void {
         round_id: roundId,
         multiplier,
         at: new Date(answer.at).toISOString(),
-        payout: toMajorNumber(Number(payoutMinor)),
+        payout: amountOut(deps.currencies, Number(payoutMinor), s.currency),
         requested_multiplier: centsToMultiplier(pointCents(estimate)),
       });
     },

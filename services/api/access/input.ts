@@ -5,7 +5,7 @@
  * Defaults and bounds the seed leaves open are in docs/decisions.md "Issue 5".
  */
 import { z } from 'zod';
-import { CURRENCIES, toMinor } from '../../../rules/money/money.ts';
+import { currencyTable } from '../../../rules/money/currencies.ts';
 import { DEFAULT_RETRY_SCHEDULE } from '../../../rules/retry/schedule.ts';
 import { ANSWER_PRESETS, REFUSAL_CODES } from '../../../rules/wallet/answers.ts';
 import { ROUND_CLOSE_MODES } from '../../../rules/wallet/bodies.ts';
@@ -23,19 +23,26 @@ export const MAX_AMOUNT = 1_000_000;
 const text = (max: number) => z.string().min(1).max(max).regex(TEXT_RE, 'must not contain NUL');
 
 /**
- * A major-unit amount: a JSON number, 0 (when `allowZero`) or more, at most MAX_AMOUNT, with at
- * most two decimals, which /openapi.json states as `multipleOf: 0.01`. Binary floating point
- * makes a generated 57 × 0.01 arrive as 0.5700000000000001, so "two decimals" is checked to within
- * 1e-6 of a cent and the value rounded to the cent (then toMinor always succeeds).
+ * A major-unit amount: a JSON number, 0 (when `allowZero`) or more, at most MAX_AMOUNT. How many
+ * digits it may have after the point is its currency's exponent (2 USD, 0 JPY, 3 KWD, 8 BTC), which
+ * a JSON schema cannot tie to another field (or, for bets, to the session), so the handlers check it
+ * (money.ts minorOf, with the float-noise tolerance this rule had for cents).
  */
 const money = (allowZero: boolean) => {
   const n = z.number().max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`);
-  return (allowZero ? n.nonnegative('must not be negative') : n.positive('must be positive'))
-    .refine((v) => Math.abs(v * 100 - Math.round(v * 100)) < 1e-6, 'must have at most two decimals')
-    .transform((v) => Math.round(v * 100) / 100)
-    .refine((v) => toMinor(v) !== undefined, 'must have at most two decimals')
-    .meta({ multipleOf: 0.01 });
+  return (allowZero ? n.nonnegative('must not be negative') : n.positive('must be positive')).meta({
+    description: `Major units, at most the currency's exponent of decimals (USD 2, JPY 0, KWD 3, BTC 8).`,
+  });
 };
+
+/**
+ * A currency code. /openapi.json lists the codes of the default table (ISO 4217 with a minor unit, no
+ * funds, and the default crypto currencies); the handlers check the configured one (money.ts currencyOf).
+ */
+const currencyCode = z
+  .string()
+  .regex(/^[A-Z][A-Z0-9]{1,9}$/, 'must be a currency code like USD, JPY or BTC')
+  .meta({ enum: [...currencyTable().codes] });
 
 // The patterns make the rule visible in /openapi.json (every string they accept parses as a URL);
 // the refinement stays as a belt.
@@ -62,7 +69,7 @@ export const requestAccessBody = z
       .max(LANG_MAX)
       .regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$/, 'must be a language tag like "en" or "pt-BR"')
       .optional(),
-    currency: z.enum(CURRENCIES).default('USD'),
+    currency: currencyCode.default('USD'),
     balance: money(true).optional(),
     extra_data: z.string().max(4096).regex(TEXT_RE, 'must not contain NUL').optional(),
     demo: z.boolean().default(false),
@@ -173,7 +180,7 @@ export const freeBetBody = z
     user_id: text(128),
     quantity: z.number().int().min(1).max(10_000),
     value: money(false),
-    currency: z.enum(CURRENCIES),
+    currency: currencyCode,
     expires_at: z.iso.datetime({ offset: true }),
     bonus_code: text(64).optional(),
   })

@@ -10,12 +10,13 @@ import type { Producer } from 'kafkajs';
 import { newPlayerToken, sha256 } from '../../../lib/auth/secrets.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { appendAccessEvent } from '../../../lib/log/wallet-events.ts';
-import { toMajorNumber } from '../../../rules/money/money.ts';
+import type { Currencies } from '../../../rules/money/currencies.ts';
 import type { ApiConfig } from '../config.ts';
 import { GoneError, NotFoundError } from '../errors.ts';
 import { type fetchOperatorBalance, playerBalance } from './balance.ts';
 import { requirePlayer } from './guards.ts';
 import { openBody, parseInput } from './input.ts';
+import { amountOut } from './money.ts';
 import { playSchemas } from './schemas.ts';
 
 export interface PlayDeps {
@@ -24,6 +25,8 @@ export interface PlayDeps {
   readonly producer: Producer;
   readonly now: () => number;
   readonly fetchBalance: typeof fetchOperatorBalance;
+  /** Balances and amounts in their currency's precision. */
+  readonly currencies: Currencies;
 }
 
 interface OpenedRow {
@@ -45,6 +48,7 @@ interface BetTxRow {
   round_status: string;
   round_id: string;
   amount_minor: string;
+  currency: string;
   mode: string;
   requested_at: Date;
   updated_at: Date;
@@ -100,7 +104,7 @@ export function playRoutes(app: FastifyInstance, deps: PlayDeps): void {
       const notYet = new NotFoundError('BET_NOT_FOUND', `no bet ${req.params.tx_id} of this session (yet)`);
       if (!/^\d{1,16}$/.test(req.params.tx_id)) throw notYet;
       const rows = await sql<BetTxRow[]>`
-        select tx_id, bet_tx_id, kind, status, round_status, round_id, amount_minor, mode, requested_at,
+        select tx_id, bet_tx_id, kind, status, round_status, round_id, amount_minor, currency, mode, requested_at,
                updated_at, new_balance, detail
         from wallet_transactions
         where bet_tx_id = ${Number(req.params.tx_id)} and session_id = ${s.session_id}
@@ -114,7 +118,7 @@ export function playRoutes(app: FastifyInstance, deps: PlayDeps): void {
           status: r.status,
           round_status: r.round_status,
           round_id: r.round_id,
-          amount: toMajorNumber(Number(r.amount_minor)),
+          amount: amountOut(deps.currencies, Number(r.amount_minor), r.currency),
           mode: r.mode,
           requested_at: r.requested_at.toISOString(),
           updated_at: r.updated_at.toISOString(),

@@ -69,6 +69,40 @@ describe('POST /games/request-access', () => {
     expect(Number(row?.m)).toBe(30);
   });
 
+  it.each([
+    ['JPY', 1250, '1250'],
+    ['KWD', 1.005, '1005'],
+    ['BHD', 0.001, '1'],
+    ['BTC', 0.00000001, '1'],
+    ['USDT', 1.5, '1500000'],
+    ['USD', 1_000_000, '100000000'],
+  ])('stores a %s balance of %d in its minor units (%s)', async (currency, balance, minor) => {
+    const res = await requestAccess({
+      game: 'crash',
+      user_id: `m-${currency}`,
+      username: 'M',
+      currency,
+      balance,
+    });
+    expect(res.statusCode).toBe(200);
+    const [row] = await t.sql<{ balance_minor: string }[]>`
+      select balance_minor from access_sessions where session_token = ${(res.json() as { session_token: string }).session_token}`;
+    expect(row?.balance_minor).toBe(minor);
+  });
+
+  it('a demo session without a balance starts at 1000 major units of its currency', async () => {
+    for (const [currency, minor] of [
+      ['JPY', '1000'],
+      ['KWD', '1000000'],
+      ['BTC', '100000000000'],
+    ]) {
+      const res = await requestAccess({ game: 'slot', user_id: 'd', username: 'D', demo: true, currency });
+      const [row] = await t.sql<{ balance_minor: string }[]>`
+        select balance_minor from access_sessions where session_token = ${(res.json() as { session_token: string }).session_token}`;
+      expect(row?.balance_minor, currency).toBe(minor);
+    }
+  });
+
   const ok = { game: 'crash', user_id: 'u', username: 'n' };
   const bad: [string, Record<string, string> | null, unknown, number, RegExp][] = [
     ['no bearer', {}, ok, 401, /Bearer/],
@@ -85,6 +119,30 @@ describe('POST /games/request-access', () => {
     ['three decimals', undefined as never, { ...ok, balance: 1.005 }, 400, /balance/],
     ['a string demo', undefined as never, { ...ok, demo: 'true' }, 400, /demo/],
     ['an unknown currency', undefined as never, { ...ok, currency: 'XXX' }, 400, /currency/],
+    ['gold', undefined as never, { ...ok, currency: 'XAU' }, 400, /currency: must be an ISO 4217 currency/],
+    ['a fund code', undefined as never, { ...ok, currency: 'CLF' }, 400, /currency/],
+    ['a lower-case code', undefined as never, { ...ok, currency: 'usd' }, 400, /currency/],
+    [
+      'decimals in JPY',
+      undefined as never,
+      { ...ok, currency: 'JPY', balance: 12.5 },
+      400,
+      /balance: must have at most 0 decimals in JPY/,
+    ],
+    [
+      'four decimals in KWD',
+      undefined as never,
+      { ...ok, currency: 'KWD', balance: 1.0005 },
+      400,
+      /at most 3 decimals in KWD/,
+    ],
+    [
+      'nine decimals in BTC',
+      undefined as never,
+      { ...ok, currency: 'BTC', balance: 1e-9 },
+      400,
+      /at most 8 decimals in BTC/,
+    ],
     [
       'a non-http avatar_url',
       undefined as never,

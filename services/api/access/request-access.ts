@@ -12,15 +12,14 @@ import { newLaunchCode, newSessionToken, sha256 } from '../../../lib/auth/secret
 import type { Sql } from '../../../lib/db/pool.ts';
 import { appendAccessEvent, type SessionCreated } from '../../../lib/log/wallet-events.ts';
 import { gameBySlug } from '../../../rules/games/catalog.ts';
-import { toMinor } from '../../../rules/money/money.ts';
+import type { Currencies } from '../../../rules/money/currencies.ts';
 import type { ApiConfig } from '../config.ts';
 import { NotFoundError } from '../errors.ts';
 import { requireOperator } from './guards.ts';
 import { parseInput, requestAccessBody } from './input.ts';
+import { currencyOf, demoStartMinor, minorOf } from './money.ts';
 import { sessionSchemas } from './schemas.ts';
 
-/** Virtual starting balance of a demo session that names none, minor units (1000.00). */
-export const DEMO_START_MINOR = 100_000;
 /** Language of a session that names none. */
 export const DEFAULT_LANG = 'en';
 
@@ -29,17 +28,20 @@ export interface RequestAccessDeps {
   readonly sql: Sql;
   readonly producer: Producer;
   readonly now: () => number;
+  /** ISO 4217 + configured crypto currencies: the session's currency and the balance's precision. */
+  readonly currencies: Currencies;
 }
 
 /** Registers POST /games/request-access on `app`. */
 export function requestAccessRoute(app: FastifyInstance, deps: RequestAccessDeps): void {
-  const { sql, producer, config, now } = deps;
+  const { sql, producer, config, now, currencies } = deps;
   app.post('/games/request-access', { schema: sessionSchemas.requestAccess }, async (req) => {
     const op = await requireOperator(sql, req);
     const b = parseInput(requestAccessBody, req.body, 'body');
     if (!gameBySlug(b.game)) throw new NotFoundError('GAME_NOT_FOUND', `unknown game ${b.game}`);
     const demo = b.demo || b.demo_session;
-    const given = b.balance === undefined ? null : (toMinor(b.balance) as number);
+    const currency = currencyOf(currencies, b.currency);
+    const given = b.balance === undefined ? null : minorOf(currencies, b.balance, currency, 'balance');
     const createdAt = now();
     const event: SessionCreated = {
       session_id: randomUUID(),
@@ -49,8 +51,8 @@ export function requestAccessRoute(app: FastifyInstance, deps: RequestAccessDeps
       username: b.username,
       avatar_url: b.avatar_url ?? null,
       lang: b.lang ?? DEFAULT_LANG,
-      currency: b.currency,
-      balance_minor: given ?? (demo ? DEMO_START_MINOR : null),
+      currency,
+      balance_minor: given ?? (demo ? demoStartMinor(currencies, currency) : null),
       extra_data: b.extra_data ?? null,
       demo: b.demo,
       demo_session: b.demo_session,

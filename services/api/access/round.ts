@@ -10,8 +10,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../../lib/db/pool.ts';
 import type { RoundPhases } from '../../../lib/log/round-phases.ts';
 import type { GameSlug } from '../../../rules/games/catalog.ts';
+import type { Currencies } from '../../../rules/money/currencies.ts';
 import { nextOpeningAt } from '../../../rules/rounds/lifecycle.ts';
 import { requirePlayer } from './guards.ts';
+import { amountOut } from './money.ts';
 import { playSchemas } from './schemas.ts';
 
 const iso = (ms: number | null | undefined) =>
@@ -20,7 +22,7 @@ const iso = (ms: number | null | undefined) =>
 /** Registers the route on `app`. */
 export function roundRoute(
   app: FastifyInstance,
-  deps: { sql: Sql; phases: RoundPhases; now: () => number },
+  deps: { sql: Sql; phases: RoundPhases; now: () => number; currencies: Currencies },
 ): void {
   const { sql, phases, now } = deps;
   app.get('/play/round', { schema: playSchemas.round }, async (req) => {
@@ -54,7 +56,7 @@ export function roundRoute(
       next_round_opens_at: iso(nextOpeningAt(game, p)),
       bets: bets.map((b) => ({
         tx_id: Number(b.tx_id),
-        amount: Number(b.amount_minor) / 100,
+        amount: amountOut(deps.currencies, Number(b.amount_minor), s.currency),
         auto_cashout: b.auto_cashout,
         cash_out: b.cash_out,
         cash_out_multiplier: b.cash_out_multiplier,

@@ -11,6 +11,7 @@ import type { Producer } from 'kafkajs';
 import type { KeyLookup } from '../../../lib/auth/key-table.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import type { RoundPhases } from '../../../lib/log/round-phases.ts';
+import { currencyTable } from '../../../rules/money/currencies.ts';
 import type { ApiConfig } from '../config.ts';
 import { problemForError } from '../errors.ts';
 import { fetchOperatorBalance } from './balance.ts';
@@ -24,7 +25,7 @@ import { roundRoute } from './round.ts';
 import { sessionRoutes } from './sessions.ts';
 
 export interface AccessDeps {
-  readonly config: Pick<ApiConfig, 'kafka' | 'access'>;
+  readonly config: Pick<ApiConfig, 'kafka' | 'access' | 'money'>;
   /** Pool on the read-model schema (operators, access_sessions, free_bets, wallet read models). */
   readonly sql: Sql;
   /** Producer for `access-sessions` and `wallet-transactions` (idempotent, acks all). */
@@ -46,6 +47,8 @@ export function accessRoutes(deps: AccessDeps): FastifyPluginAsync {
   const now = deps.now ?? Date.now;
   const fetchBalance = deps.fetchBalance ?? fetchOperatorBalance;
   const { sql, producer, config, table, phases, engine } = deps;
+  // ISO 4217 + CRYPTO_CURRENCIES: every amount in and out of these routes uses its currency's exponent.
+  const currencies = currencyTable(config.money.crypto);
   return async (app) => {
     app.setValidatorCompiler(() => () => true);
     app.setErrorHandler((err, req, reply) => {
@@ -54,11 +57,11 @@ export function accessRoutes(deps: AccessDeps): FastifyPluginAsync {
       return reply.code(status).type('application/problem+json').send(body);
     });
     operatorRoutes(app, { sql, table, now });
-    requestAccessRoute(app, { config, sql, producer, now });
-    sessionRoutes(app, { sql, now });
-    playRoutes(app, { config, sql, producer, now, fetchBalance });
-    betRoute(app, { config, sql, producer, phases, now });
-    cashOutRoute(app, { sql, phases, engine, now });
-    roundRoute(app, { sql, phases, now });
+    requestAccessRoute(app, { config, sql, producer, now, currencies });
+    sessionRoutes(app, { sql, now, currencies });
+    playRoutes(app, { config, sql, producer, now, fetchBalance, currencies });
+    betRoute(app, { config, sql, producer, phases, now, currencies });
+    cashOutRoute(app, { sql, phases, engine, now, currencies });
+    roundRoute(app, { sql, phases, now, currencies });
   };
 }

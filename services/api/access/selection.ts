@@ -5,7 +5,7 @@
  * slot: `{}` (one spin); wall-street: `{trend: up|down}`.
  */
 import type { BetPlaced } from '../../../lib/log/wallet-events.ts';
-import { toDecimalString } from '../../../rules/money/money.ts';
+import { centsToMultiplier } from '../../../rules/games/crash.ts';
 import { InvalidInputError } from '../errors.ts';
 
 export type Selection = BetPlaced['selection'];
@@ -24,7 +24,7 @@ export function cashoutOf(v: unknown): string | undefined {
   if (!m) return undefined;
   const hundredths = Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
   if (hundredths < 101 || hundredths > 100_000_000) return undefined;
-  return toDecimalString(hundredths);
+  return centsToMultiplier(hundredths);
 }
 
 /**

@@ -137,6 +137,18 @@ describe('session endpoints (operator bearer)', () => {
     const [row] = await t.sql<{ value_minor: string; operator_id: string }[]>`
       select value_minor, operator_id from free_bets where user_id = 'fb'`;
     expect(row).toEqual({ value_minor: '125', operator_id: op.operator_id });
+    // In the precision of its currency: 1.250 KWD is 1250 minor units.
+    const kwd = await t.app.inject({
+      method: 'POST',
+      url: '/games/free-bets',
+      headers: as(op.api_token),
+      payload: { ...good, user_id: 'fb-kwd', currency: 'KWD', value: 1.25 },
+    });
+    expect(kwd.statusCode).toBe(201);
+    const [kwdRow] = await t.sql<
+      { value_minor: string }[]
+    >`select value_minor from free_bets where user_id = 'fb-kwd'`;
+    expect(kwdRow?.value_minor).toBe('1250');
     const bad: [Record<string, unknown>, number, Record<string, string>?][] = [
       [good, 401, {}],
       [{ ...good, game_slug: 'roulette' }, 404],
@@ -144,6 +156,9 @@ describe('session endpoints (operator bearer)', () => {
       [{ ...good, quantity: '3' }, 400],
       [{ ...good, value: -1 }, 400],
       [{ ...good, currency: 'usd' }, 400],
+      [{ ...good, currency: 'XAU' }, 400],
+      [{ ...good, currency: 'JPY', value: 1.25 }, 400],
+      [{ ...good, currency: 'BTC', value: 1e-9 }, 400],
       [{ ...good, expires_at: 'tomorrow' }, 400],
       [{ ...good, expires_at: new Date(Date.now() - 1000).toISOString() }, 400],
       [{ game_slug: 'crash' }, 400],

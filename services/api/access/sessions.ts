@@ -7,10 +7,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { GAMES, gameBySlug } from '../../../rules/games/catalog.ts';
-import { toMajorNumber, toMinor } from '../../../rules/money/money.ts';
+import type { Currencies } from '../../../rules/money/currencies.ts';
 import { InvalidInputError, NotFoundError } from '../errors.ts';
 import { PLAY_TTL_MS, requireOperator } from './guards.ts';
 import { freeBetBody, pageQuery, parseInput } from './input.ts';
+import { amountOut, currencyOf, minorOf } from './money.ts';
 import { sessionSchemas } from './schemas.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -23,10 +24,14 @@ interface TxRow {
   status: string;
   amount_minor: string;
   round_status: string;
+  currency: string;
 }
 
 /** Registers the four session endpoints on `app`. */
-export function sessionRoutes(app: FastifyInstance, deps: { sql: Sql; now: () => number }): void {
+export function sessionRoutes(
+  app: FastifyInstance,
+  deps: { sql: Sql; now: () => number; currencies: Currencies },
+): void {
   const { sql, now } = deps;
 
   app.get('/games', { schema: sessionSchemas.games }, async (req) => {
@@ -49,7 +54,7 @@ export function sessionRoutes(app: FastifyInstance, deps: { sql: Sql; now: () =>
       const [{ n } = { n: '0' }] = await sql<{ n: string }[]>`
         select count(*) as n from wallet_transactions where session_id = ${id}`;
       const rows = await sql<TxRow[]>`
-        select tx_id, kind, round_id, requested_at, status, amount_minor, round_status
+        select tx_id, kind, round_id, requested_at, status, amount_minor, round_status, currency
         from wallet_transactions where session_id = ${id}
         order by requested_at, tx_id limit ${pageSize} offset ${(pageNumber - 1) * pageSize}`;
       const totalItems = Number(n);
@@ -60,7 +65,7 @@ export function sessionRoutes(app: FastifyInstance, deps: { sql: Sql; now: () =>
           transactionType: r.kind,
           requestedAt: r.requested_at.toISOString(),
           transactionStatus: r.status,
-          amount: toMajorNumber(Number(r.amount_minor)),
+          amount: amountOut(deps.currencies, Number(r.amount_minor), r.currency),
           roundStatus: r.round_status,
         })),
         pagination: { pageSize, pageNumber, totalPages: Math.ceil(totalItems / pageSize), totalItems },
@@ -101,13 +106,15 @@ export function sessionRoutes(app: FastifyInstance, deps: { sql: Sql; now: () =>
     const op = await requireOperator(sql, req);
     const b = parseInput(freeBetBody, req.body, 'body');
     if (!gameBySlug(b.game_slug)) throw new NotFoundError('GAME_NOT_FOUND', `unknown game ${b.game_slug}`);
+    const currency = currencyOf(deps.currencies, b.currency);
+    const valueMinor = minorOf(deps.currencies, b.value, currency, 'value');
     const expires = new Date(b.expires_at);
     if (expires.getTime() <= now())
       throw new InvalidInputError('INVALID_INPUT', 'expires_at: must be in the future');
     const [g] = await sql<{ grant_id: string; created_at: Date }[]>`
       insert into free_bets (operator_id, user_id, game, currency, value_minor, quantity, quantity_left,
                              bonus_code, expires_at)
-      values (${op.operator_id}, ${b.user_id}, ${b.game_slug}, ${b.currency}, ${toMinor(b.value) as number},
+      values (${op.operator_id}, ${b.user_id}, ${b.game_slug}, ${currency}, ${valueMinor},
               ${b.quantity}, ${b.quantity}, ${b.bonus_code ?? null}, ${expires})
       returning grant_id, created_at`;
     return reply.code(201).send({

@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { EachBatchPayload, Kafka } from 'kafkajs';
 import type { Sql } from '../../../lib/db/pool.ts';
 import type { Logger } from '../../../lib/logger.ts';
+import type { Currencies } from '../../../rules/money/currencies.ts';
 import { RebuildError } from './errors.ts';
 import type { ReadModel } from './models.ts';
 
@@ -43,6 +44,8 @@ export interface FollowerDeps {
   /** Pool whose search_path is the shadow schema. */
   readonly shadow: Sql;
   readonly model: ReadModel;
+  /** The projector's currency table (read models that format amounts use it). */
+  readonly currencies: Currencies;
   readonly topic: string;
   readonly group: string;
   /** First retained offset per partition (where reading starts). */
@@ -96,6 +99,7 @@ export function createFollower(deps: FollowerDeps): Follower {
         { projection: model.projection, topic, partition: p },
         messages,
         next,
+        deps.currencies,
       );
       totals = {
         records: totals.records + Number(next - from),

@@ -11,9 +11,10 @@ import type { CheckpointKey } from '../../../lib/db/checkpoints.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { type ConsumerSpec, chunksOf, decodeAll, writeIsolating } from '../../../lib/log/consumer-spec.ts';
 import type { TopicKey } from '../../../lib/log/topics.ts';
+import type { Currencies } from '../../../rules/money/currencies.ts';
 import { authKeysProjection } from '../auth-keys/projector.ts';
 import { roundsProjection } from '../projector.ts';
-import { walletProjection } from '../wallet/projector.ts';
+import { WALLET_PROJECTION, walletProjection } from '../wallet/projector.ts';
 
 /** What writing one range did. */
 export interface ApplyResult {
@@ -44,10 +45,17 @@ export interface ReadModel {
   readonly carried: Readonly<Record<string, readonly string[]>>;
   /**
    * Writes `messages` (one partition, log order, every offset below `next`) and sets the checkpoint
-   * of `key` to `next`, through `sql` (whose search_path is the target schema).
+   * of `key` to `next`, through `sql` (whose search_path is the target schema); amounts in the
+   * precision `currencies` (the projector's CRYPTO_CURRENCIES table) gives each currency.
    * @throws the postgres.js error of a failed write (nothing of that statement is stored).
    */
-  apply(sql: Sql, key: CheckpointKey, messages: readonly KafkaMessage[], next: bigint): Promise<ApplyResult>;
+  apply(
+    sql: Sql,
+    key: CheckpointKey,
+    messages: readonly KafkaMessage[],
+    next: bigint,
+    currencies: Currencies,
+  ): Promise<ApplyResult>;
 }
 
 /**
@@ -106,12 +114,18 @@ const apiKeys = readModelOf(authKeysProjection, {
   carried: { api_keys: ['last_used_at'] },
 });
 
-const wallet = readModelOf(walletProjection, {
+// Its spec depends on the currency table (demo balances in each currency's precision), so it is
+// made per write from the table the rebuild passes.
+const wallet: ReadModel = {
   name: 'wallet',
   description: 'wallet_transactions and wallet_balances from the wallet-transactions topic',
   tables: ['wallet_transactions', 'wallet_balances'],
   carried: {},
-});
+  projection: WALLET_PROJECTION,
+  topic: 'walletTransactions',
+  apply: (sql, key, messages, next, currencies) =>
+    applyRange(walletProjection(currencies), sql, key, messages, next),
+};
 
 /** Every rebuildable read model, by command-line name. */
 export const READ_MODELS: ReadonlyMap<string, ReadModel> = new Map(

@@ -12,6 +12,7 @@ import type { Kafka } from 'kafkajs';
 import { isConnectionError, type Sql } from '../../../lib/db/pool.ts';
 import { topicName } from '../../../lib/log/topics.ts';
 import type { Logger } from '../../../lib/logger.ts';
+import { currencyTable } from '../../../rules/money/currencies.ts';
 import type { ProjectorConfig } from '../config.ts';
 import { type Comparison, compareTables, tableShapes } from './compare.ts';
 import { RebuildError } from './errors.ts';
@@ -200,6 +201,7 @@ export async function rebuildReadModel(opts: RebuildOptions): Promise<RebuildRes
       kafka,
       shadow: shadowSql,
       model,
+      currencies: currencyTable(config.money.crypto),
       topic,
       group: config.projector.group,
       low,

@@ -25,9 +25,6 @@ export const STATUS_RANK: readonly TxStatus[] = ['pending', 'failed', 'parked', 
 /** Precedence of a round status: cancelled is final; won and lost never meet. */
 export const ROUND_RANK: readonly RoundStatus[] = ['open', 'lost', 'won', 'cancelled'];
 
-/** Demo sessions start every player at this virtual balance (minor units): 1000.00. */
-export const DEMO_START_MINOR = 100_000;
-
 /** What one batch says about one wallet_transactions row; null = unknown here. */
 export interface TxPatch {
   readonly tx_id: number;

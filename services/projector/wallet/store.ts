@@ -7,20 +7,26 @@
  * A patch without its bet context (a callback outcome whose BetPlaced came in an earlier batch)
  * takes it from the stored bet row (bet_tx_id). Data-modifying CTEs do not see each other's rows,
  * so demo balances are computed from the stored rows outside this batch plus the rows the upsert
- * returns.
+ * returns. A demo balance starts at DEMO_START_MAJOR of its currency and is written as a decimal
+ * string with exactly the currency's exponent of digits ("1000.00" USD, "1000" JPY), the exponents
+ * coming from the currency table (ISO 4217 + CRYPTO_CURRENCIES) as one parameter array.
  */
 
 import { type CheckpointKey, checkpointUpsert } from '../../../lib/db/checkpoints.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
-import { type BalanceEntry, DEMO_START_MINOR, ROUND_RANK, STATUS_RANK, type TxPatch } from './projection.ts';
+import type { Currencies } from '../../../rules/money/currencies.ts';
+import { DEMO_START_MAJOR } from '../../../rules/money/money.ts';
+import { type BalanceEntry, ROUND_RANK, STATUS_RANK, type TxPatch } from './projection.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const rank = (list: readonly string[]) => `array[${list.map((s) => `'${s}'`).join(',')}]`;
 
 /**
- * Applies `patches` and `balances` and sets the checkpoint of `key` to `nextOffset`, atomically.
+ * Applies `patches` and `balances` and sets the checkpoint of `key` to `nextOffset`, atomically;
+ * demo balances in the precision `currencies` gives their currency.
  * @returns rows upserted.
- * @throws the postgres.js error; nothing is then stored.
+ * @throws the postgres.js error; nothing is then stored (a demo row in a currency missing from
+ *   `currencies` gets a null balance, which the table refuses: the batch is dead-lettered, not guessed).
  */
 export async function writeWallet(
   sql: Sql,
@@ -28,6 +34,7 @@ export async function writeWallet(
   patches: readonly TxPatch[],
   balances: readonly BalanceEntry[],
   nextOffset: bigint,
+  currencies: Currencies,
 ): Promise<number> {
   const c = <T>(f: (p: TxPatch) => T) => patches.map(f);
   const ctx = <T>(f: (b: NonNullable<TxPatch['ctx']>) => T) => patches.map((p) => (p.ctx ? f(p.ctx) : null));
@@ -101,20 +108,21 @@ export async function writeWallet(
       where w.demo and w.tx_id not in (select tx_id from up)
       union all
       select kind, operator_id, user_id, currency, amount_minor, round_status, updated_at from up where demo
+    ), exponents as (
+      select * from unnest(${currencies.codes as string[]}::text[],
+                           ${currencies.codes.map((c) => currencies.exponentOf(c))}::int[]) as x(currency, e)
     ), demo as (
-      select operator_id, user_id, currency, ${DEMO_START_MINOR}::bigint - coalesce(sum(case
+      select d.operator_id, d.user_id, d.currency, x.e, ${DEMO_START_MAJOR}::numeric * power(10::numeric, x.e) - coalesce(sum(case
           when kind = 'bet' and round_status <> 'cancelled' then amount_minor
-          when kind = 'win' then -amount_minor else 0 end), 0)::bigint as minor,
+          when kind = 'win' then -amount_minor else 0 end), 0) as minor,
         max(updated_at) as at
-      from demo_rows group by operator_id, user_id, currency
+      from demo_rows d left join exponents x using (currency) group by d.operator_id, d.user_id, d.currency, x.e
     ), latest as (
       select distinct on (operator_id, user_id, currency) operator_id, user_id, currency, balance, at
       from (
         select operator_id, user_id, currency, balance, at, seq from answered where operator_id is not null
         union all
-        select operator_id, user_id, currency,
-          (case when minor < 0 then '-' else '' end) || (abs(minor) / 100)::text || '.' || lpad((abs(minor) % 100)::text, 2, '0'),
-          at, -1 from demo
+        select operator_id, user_id, currency, round(minor / power(10::numeric, e), e)::text, at, -1 from demo
       ) x
       order by operator_id, user_id, currency, at desc, seq desc
     ), balances as (
