@@ -85,3 +85,23 @@ export async function updateBreaker(
     return { before, after };
   });
 }
+
+/** Reads breakers through a short cache (the API checks one on every bet). */
+export interface BreakerReader {
+  /** The breaker of `operatorId` as of at most `cacheMs` ago. @throws the postgres.js error. */
+  state(operatorId: string, nowMs: number): Promise<BreakerState>;
+}
+
+/** A reader over `sql` caching each operator's breaker for `cacheMs` (default 500 ms). */
+export function createBreakerReader(sql: Sql, cacheMs = 500): BreakerReader {
+  const cache = new Map<string, { at: number; state: BreakerState }>();
+  return {
+    async state(operatorId, nowMs) {
+      const hit = cache.get(operatorId);
+      if (hit && nowMs - hit.at < cacheMs) return hit.state;
+      const state = await readBreaker(sql, operatorId);
+      cache.set(operatorId, { at: nowMs, state });
+      return state;
+    },
+  };
+}

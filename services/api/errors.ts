@@ -80,6 +80,20 @@ export class BadGatewayError extends AppError {
   }
 }
 
+/**
+ * The operator's wallet is failing and its circuit breaker is open (issue 12 item 6): new bets of
+ * its players are refused at once; 503 with code OPERATOR_UNAVAILABLE and `Retry-After`
+ * (`retryAfterS`, whole seconds: the time to the breaker's next probe).
+ */
+export class OperatorUnavailableError extends AppError {
+  readonly retryAfterS: number;
+
+  constructor(message: string, retryAfterS: number) {
+    super('OPERATOR_UNAVAILABLE', message, { retryable: true });
+    this.retryAfterS = retryAfterS;
+  }
+}
+
 /** Error texts fixed by seed 000 ("Errors"). */
 export const RATE_LIMITED_TEXT = 'Too many requests, please slow down';
 export const INTERNAL_TEXT = 'Internal Server Error';
@@ -122,6 +136,7 @@ export interface ErrorReply {
  * - NotFoundError → 404; GoneError → 410; InsufficientFundsError → 402
  * - BadGatewayError → 502 with its own message (it names the operator's failure, nothing internal)
  * - RateLimitedError → 429
+ * - OperatorUnavailableError → 503 with its own message (the operator's breaker is open)
  * - UnavailableError or a database connection error (lib/db/pool.ts isConnectionError) → 503
  * - other 4xx errors raised by fastify itself (e.g. 415, 413) → their status and message
  * - anything else → 500
@@ -139,6 +154,7 @@ export function replyForError(err: unknown): ErrorReply {
   if (err instanceof InsufficientFundsError) return { status: 402, body: body(err.message) };
   if (err instanceof BadGatewayError) return { status: 502, body: body(err.message) };
   if (err instanceof RateLimitedError) return { status: 429, body: body(RATE_LIMITED_TEXT) };
+  if (err instanceof OperatorUnavailableError) return { status: 503, body: body(err.message) };
   if (err instanceof UnavailableError || isConnectionError(err)) {
     return { status: 503, body: body(UNAVAILABLE_TEXT) };
   }
@@ -189,7 +205,10 @@ export const problemBodySchema = {
  */
 export function problemForError(err: unknown): { status: number; body: ProblemBody } {
   const { status, body } = replyForError(err);
-  const code = err instanceof AppError && status < 500 ? err.code : undefined;
+  const code =
+    err instanceof AppError && (status < 500 || err instanceof OperatorUnavailableError)
+      ? err.code
+      : undefined;
   return {
     status,
     body: {

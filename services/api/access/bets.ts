@@ -20,6 +20,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Producer } from 'kafkajs';
+import type { BreakerReader } from '../../../lib/db/operator-breakers.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import type { RoundPhases } from '../../../lib/log/round-phases.ts';
 import { appendWalletEvents, type BetPlaced, walletKey } from '../../../lib/log/wallet-events.ts';
@@ -27,8 +28,14 @@ import { type GameSlug, gameBySlug } from '../../../rules/games/catalog.ts';
 import type { Currencies } from '../../../rules/money/currencies.ts';
 import { betTxId } from '../../../rules/money/money.ts';
 import { nextOpeningAt } from '../../../rules/rounds/lifecycle.ts';
+import { refusesBets } from '../../../rules/wallet/breaker.ts';
 import type { ApiConfig } from '../config.ts';
-import { ConflictError, InsufficientFundsError, InvalidInputError } from '../errors.ts';
+import {
+  ConflictError,
+  InsufficientFundsError,
+  InvalidInputError,
+  OperatorUnavailableError,
+} from '../errors.ts';
 import { debitDemo, refundDemo } from './balance.ts';
 import { type PlayerSession, requirePlayer } from './guards.ts';
 import { betBody, parseInput } from './input.ts';
@@ -45,6 +52,8 @@ export interface BetDeps {
   readonly now: () => number;
   /** The stake is read in the precision of the session's currency. */
   readonly currencies: Currencies;
+  /** The operators' circuit breakers: an open one refuses the bet at once. */
+  readonly breakers: BreakerReader;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -116,6 +125,15 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
     if (b.free && s.demo)
       throw new InvalidInputError('INVALID_INPUT', 'free: demo sessions have no free bets');
     const roundId = roundFor(phases, s, b.round_id, t);
+    if (!s.demo) {
+      // Issue 12 item 6: an operator whose wallet is failing gets no new bets until a probe succeeds.
+      const refusal = refusesBets(await deps.breakers.state(s.operator_id, t), t);
+      if (refusal.refused)
+        throw new OperatorUnavailableError(
+          `the operator's wallet is not answering; bets are refused for now`,
+          refusal.retryAfterS,
+        );
+    }
     let amountMinor = b.amount === undefined ? 0 : minorOf(deps.currencies, b.amount, s.currency, 'amount');
     if (s.demo && !(await debitDemo(sql, s, amountMinor, deps.currencies)))
       throw new InsufficientFundsError('the virtual balance does not cover this bet');

@@ -4,6 +4,8 @@
  * Postgres. Rounds are opened and closed by appending the engine's records straight to the log.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { updateBreaker } from '../../../lib/db/operator-breakers.ts';
+import { afterBetAnswer, afterProbe } from '../../../rules/wallet/breaker.ts';
 import { type AccessTestApi, startAccessTestApi } from '../../../tests/support/access.ts';
 
 let t: AccessTestApi;
@@ -148,5 +150,46 @@ describe('cash-out without a round engine', () => {
       { cash_out: string | null }[]
     >`select cash_out from play_bets where tx_id = ${placed.tx_id}`;
     expect(row?.cash_out).toBeNull();
+  });
+});
+
+describe('an operator whose circuit breaker is open (issue 12 item 6)', () => {
+  it('refuses its players new bets at once: 503 OPERATOR_UNAVAILABLE with Retry-After, nothing appended; a closed breaker takes them again', async () => {
+    const other = await t.operator({ base_url: 'http://127.0.0.1:9' });
+    const p = await t.player(other.api_token, { user_id: 'tripped', game: 'double' });
+    const demo = await t.player(other.api_token, { user_id: 'tripped-demo', game: 'double', demo: true });
+    await t.openRound('double', 60_000);
+    const cfg = { failures: 1, cooldownMs: 30_000, maxCooldownMs: 60_000 };
+    // The saga's own writer opens it, as after a failed bet callback.
+    await updateBreaker(
+      t.sql,
+      other.operator_id,
+      (s) => afterBetAnswer(s, 'failed', 'HTTP 500', Date.now(), cfg),
+      Date.now(),
+    );
+    // The API reads breakers through a 500 ms cache.
+    await new Promise((r) => setTimeout(r, 600));
+    const before = await t.end('walletTransactions');
+    const res = await bet(p.token, { amount: 1, selection: { color: 'red' } });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['content-type']).toMatch(/problem\+json/);
+    expect(res.json()).toMatchObject({ status: 503, code: 'OPERATOR_UNAVAILABLE' });
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(28);
+    expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(30);
+    expect(await t.end('walletTransactions')).toBe(before);
+    // Demo bets call no operator: they go on.
+    expect((await bet(demo.token, { amount: 1, selection: { color: 'red' } })).statusCode).toBe(202);
+    // Another operator's players are not affected.
+    const q = await t.player(op.api_token, { user_id: 'unaffected', game: 'double' });
+    expect((await bet(q.token, { amount: 1, selection: { color: 'red' } })).statusCode).toBe(202);
+    // A successful half-open probe closes it.
+    await updateBreaker(
+      t.sql,
+      other.operator_id,
+      (s) => afterProbe(s, true, null, Date.now(), cfg),
+      Date.now(),
+    );
+    await new Promise((r) => setTimeout(r, 600));
+    expect((await bet(p.token, { amount: 1, selection: { color: 'red' } })).statusCode).toBe(202);
   });
 });

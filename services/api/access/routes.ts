@@ -9,11 +9,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Producer } from 'kafkajs';
 import type { KeyLookup } from '../../../lib/auth/key-table.ts';
+import { createBreakerReader } from '../../../lib/db/operator-breakers.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import type { RoundPhases } from '../../../lib/log/round-phases.ts';
 import { currencyTable } from '../../../rules/money/currencies.ts';
 import type { ApiConfig } from '../config.ts';
-import { problemForError } from '../errors.ts';
+import { OperatorUnavailableError, problemForError } from '../errors.ts';
 import { fetchOperatorBalance } from './balance.ts';
 import { betRoute } from './bets.ts';
 import { cashOutRoute } from './cash-out.ts';
@@ -49,18 +50,21 @@ export function accessRoutes(deps: AccessDeps): FastifyPluginAsync {
   const { sql, producer, config, table, phases, engine } = deps;
   // ISO 4217 + CRYPTO_CURRENCIES: every amount in and out of these routes uses its currency's exponent.
   const currencies = currencyTable(config.money.crypto);
+  // The operators' circuit breakers (issue 12 item 6), read through a 500 ms cache.
+  const breakers = createBreakerReader(sql);
   return async (app) => {
     app.setValidatorCompiler(() => () => true);
     app.setErrorHandler((err, req, reply) => {
       const { status, body } = problemForError(err);
-      if (status >= 500) req.log.error({ err }, 'session api request failed');
+      if (err instanceof OperatorUnavailableError) reply.header('retry-after', String(err.retryAfterS));
+      else if (status >= 500) req.log.error({ err }, 'session api request failed');
       return reply.code(status).type('application/problem+json').send(body);
     });
     operatorRoutes(app, { sql, table, now });
     requestAccessRoute(app, { config, sql, producer, now, currencies });
     sessionRoutes(app, { sql, now, currencies });
     playRoutes(app, { config, sql, producer, now, fetchBalance, currencies });
-    betRoute(app, { config, sql, producer, phases, now, currencies });
+    betRoute(app, { config, sql, producer, phases, now, currencies, breakers });
     cashOutRoute(app, { sql, phases, engine, now, currencies });
     roundRoute(app, { sql, phases, now, currencies });
   };

@@ -256,6 +256,9 @@ export const playSchemas = {
       409: problem(
         'BETTING_CLOSED (no window open, or an earlier round named; `next_round_opens_at` tells when the next opens, null during a crash flight), ROUND_NOT_OPEN (a later round named), or NO_FREE_BET.',
       ),
+      503: problem(
+        "OPERATOR_UNAVAILABLE: the operator's wallet is failing and its circuit breaker is open; `Retry-After` gives the seconds until the next probe.",
+      ),
     },
   },
   round: {
