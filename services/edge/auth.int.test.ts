@@ -117,11 +117,12 @@ describe('stream credentials (real broker)', () => {
   });
 
   // A credential far beyond any real one is refused before any stream opens: by the credential
-  // check (401 malformed) where the transport takes a 64 KiB header (uWebSockets.js, HTTP/2), by
-  // Node's 16 KiB HTTP/1 header limit (431) on SSE and the gRPC proxy. Each answer is pinned.
+  // check (401 malformed) where the transport takes a 64 KiB header (HTTP/2), by the 16 KiB HTTP/1
+  // header limit (431) on WebSocket (uws.ts MAX_HEADERS_BYTES), SSE and the gRPC proxy (Node's).
+  // Each answer is pinned.
   it.each([
     ['ws', 4 * 1024, 401],
-    ['ws', 64 * 1024, 401],
+    ['ws', 64 * 1024, 431],
     ['sse', 4 * 1024, 401],
     ['sse', 64 * 1024, 431],
     ['grpc', 4 * 1024, 401],

@@ -21,12 +21,21 @@ export class NativeUwsUnavailableError extends AppError {
 const require = createRequire(import.meta.url);
 
 /**
+ * Largest request head uWebSockets.js reads (bytes; beyond it: 431). Its own default is 4 KiB
+ * (the republish used before allowed more); 16 KiB is Node's HTTP/1 limit, which the edge's SSE
+ * and gRPC proxy listeners have, so every HTTP/1 transport refuses the same heads. uWS reads it
+ * from the environment once, when its binary loads.
+ */
+export const MAX_HEADERS_BYTES = 16 * 1024;
+
+/**
  * The native uWebSockets.js module.
  * @throws NativeUwsUnavailableError when no binary loads for this Node (ABI) and platform, or the
  * binary refuses this glibc (scripts/uws-glibc.ts not run).
  */
 export function loadNativeUws(): typeof Uws {
   try {
+    process.env.UWS_HTTP_MAX_HEADERS_SIZE = String(MAX_HEADERS_BYTES);
     return require('uWebSockets.js') as typeof Uws;
   } catch (err) {
     throw new NativeUwsUnavailableError(
