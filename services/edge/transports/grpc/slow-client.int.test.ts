@@ -57,11 +57,12 @@ describe('gRPC slow subscriber', () => {
     expect(await counter('slowCloses')).toBe(1);
     expect(t.hub.size).toBe(1); // the slow stream's subscription is gone, the fast one remains
     // The slow stream was cut once its unflushed bytes passed the limit: what it was handed fits
-    // in the limit plus the HTTP/2 windows (stream and connection, 64 KiB each), not everything.
+    // in the limit plus the HTTP/2 windows (stream and connection, 64 KiB each) and a few frames
+    // on their way through the session (two more than that on Node 24), not everything.
     const slowWrites = (await counter('deliveries')) - published.length;
     const frameBytes = encodeRoundMsg(published[0]?.streamForm({ kind: 'all' }) as RoundMsg).length + 5;
     expect(slowWrites).toBeLessThan(published.length);
-    expect(slowWrites * frameBytes).toBeLessThanOrEqual(LIMIT + 2 * 65_535 + frameBytes);
+    expect(slowWrites * frameBytes).toBeLessThanOrEqual(LIMIT + 2 * 65_535 + 4 * frameBytes);
 
     // Ten more rounds after the cut: only the fast stream gets them.
     for (let i = 0; i < 10; i++) {
