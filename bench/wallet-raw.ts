@@ -58,6 +58,7 @@ export async function benchRawCallbacks(o: RawOptions): Promise<RawResult> {
     answers: answerTable('seed'),
     roundClose: 'zero-win',
     roundEndPath: null,
+    amountFormat: 'string',
   };
   const session = { sessionToken: 'st_bench_raw', extraData: null };
   const client = createCallbackClient(Math.max(64, o.concurrency));

@@ -1,17 +1,8 @@
 /**
- * Transaction ids of the wallet (issue 5), and the one money helper the wallet saga still calls
- * until it puts amounts on the wire through `Currencies.wireAmount` (currencies.ts, issue 12
- * item 5). Amounts are integer minor units with each currency's exponent: currencies.ts.
+ * Transaction ids of the wallet (issue 5) and the demo starting balance. Amounts are integer minor
+ * units with each currency's exponent, and reach the wire through `Currencies.wireAmount`
+ * (currencies.ts, issue 12 item 5).
  */
-
-/**
- * Minor units to a JSON number in major units at exponent 2: 1250 → 12.5.
- * @deprecated Wrong for every currency whose exponent is not 2 (JPY, KWD, BTC …); kept only for
- *   rules/wallet/bodies.ts until it calls `Currencies.wireAmount(minor, currency, format)`.
- */
-export function toMajorNumber(minor: number): number {
-  return minor / 100;
-}
 
 /**
  * Virtual starting balance of a demo session that names none, in major units of its currency

@@ -7,7 +7,9 @@
  * are GET with a JSON body on the fixed paths /webhooks/platform/rewards and
  * /webhooks/platform/rollback, provider_tx_id (and linked_tx_id) as strings (seed: "integer in
  * the win callback; string in rewards and rollback"). Register Bet is POST on bet_path in both
- * forms. Amounts are JSON numbers in major units (1250 minor → 12.5).
+ * forms. Amounts are decimal strings in the currency's precision (1250 minor USD → "12.50", 1250
+ * JPY → "1250"; issue 12 item 5), or JSON numbers for an operator whose `amountFormat` is `number`
+ * (seed 001 types `amount` as a number; docs/decisions.md "Issue 12 / Money").
  *
  * A lost bet's round close (issue 12 item 4, per operator `round_close`): `zero-win` sends the
  * form's win (form A Register Win, form B Register Earnings) with amount 0 and the win's tx id
@@ -16,7 +18,7 @@
  * nothing. How answers count is answers.ts's.
  */
 
-import { toMajorNumber } from '../money/money.ts';
+import { type AmountFormat, type Currencies, currencyTable } from '../money/currencies.ts';
 import type { RetrySchedule } from '../retry/schedule.ts';
 import type { AnswerTable } from './answers.ts';
 import type { BetContext } from './events.ts';
@@ -47,6 +49,8 @@ export interface OperatorConfig {
   readonly roundClose: RoundClose;
   /** Path of the round-end call (roundClose `round-end`), e.g. /wallet/round-end. */
   readonly roundEndPath: string | null;
+  /** How `amount` travels: a decimal string (default) or a JSON number. */
+  readonly amountFormat: AmountFormat;
 }
 
 /** How lost bets close their round at the operator; `zero-win` by default (docs/decisions.md). */
@@ -83,17 +87,29 @@ export interface CallbackRequest {
   readonly body: Record<string, unknown>;
 }
 
+/** ISO 4217 and the default crypto precisions, for callers that pass no table of their own. */
+let defaultCurrencies: Currencies | undefined;
+
 /**
- * The method, URL, webhook-id and exact body of `job` for `operator`.
+ * The method, URL, webhook-id and exact body of `job` for `operator`; amounts in the precision of
+ * the bet's currency from `currencies` (default: ISO 4217 and the default crypto precisions).
  * @throws Error for a round close of an operator whose roundClose is `none` (nothing to send), or
- *   `round-end` without a roundEndPath.
+ *   `round-end` without a roundEndPath; MoneyError (CURRENCY_UNKNOWN, AMOUNT_INVALID,
+ *   AMOUNT_INEXACT) when the amount cannot be written in the operator's format. Both are
+ *   permanent: the dispatcher parks the callback.
  */
-export function buildRequest(job: CallbackJob, op: OperatorConfig, session: SessionInfo): CallbackRequest {
+export function buildRequest(
+  job: CallbackJob,
+  op: OperatorConfig,
+  session: SessionInfo,
+  currencies: Currencies = (defaultCurrencies ??=
+    currencyTable()),
+): CallbackRequest {
   const b = job.bet;
   const common = {
     user_id: b.user_id,
     currency: b.currency,
-    amount: toMajorNumber(job.amountMinor),
+    amount: currencies.wireAmount(job.amountMinor, b.currency, op.amountFormat),
     provider: PROVIDER,
   };
   const round = String(b.round_id);
@@ -131,7 +147,7 @@ export function buildRequest(job: CallbackJob, op: OperatorConfig, session: Sess
       return { method: 'POST', url: url(op.roundEndPath), webhookId: `round_end-${job.txId}`, body };
     }
     // zero-win: the form's own win with amount 0, under the win's id and webhook-id.
-    return buildRequest({ ...job, kind: 'win' }, op, session);
+    return buildRequest({ ...job, kind: 'win' }, op, session, currencies);
   }
   if (job.kind === 'win' && op.form === 'A') {
     const body = {

@@ -30,6 +30,7 @@ const op = (form: 'A' | 'B'): OperatorConfig => ({
   answers: answerTable('seed'),
   roundClose: 'zero-win',
   roundEndPath: null,
+  amountFormat: 'string',
 });
 const session = { sessionToken: 'st_1', extraData: '{"x":1}' };
 const job = (kind: CallbackJob['kind'], amountMinor = 1250): CallbackJob => ({
@@ -41,7 +42,7 @@ const job = (kind: CallbackJob['kind'], amountMinor = 1250): CallbackJob => ({
 });
 
 describe('buildRequest', () => {
-  it('bet: POST bet_path with every field of the contract, ids as integers, amount in major units', () => {
+  it('bet: POST bet_path with every field of the contract, ids as integers, amount a decimal string in the currency precision', () => {
     for (const form of ['A', 'B'] as const) {
       const r = buildRequest(job('bet'), op(form), session);
       expect(r.method).toBe('POST');
@@ -50,7 +51,7 @@ describe('buildRequest', () => {
       expect(r.body).toStrictEqual({
         user_id: 'u1',
         currency: 'EUR',
-        amount: 12.5,
+        amount: '12.50',
         provider: 'casino-platform',
         provider_tx_id: 40,
         game: 'crash',
@@ -74,7 +75,7 @@ describe('buildRequest', () => {
       body: {
         user_id: 'u1',
         currency: 'EUR',
-        amount: 30,
+        amount: '30.00',
         provider: 'casino-platform',
         provider_tx_id: 41,
         game: 'crash',
@@ -99,7 +100,7 @@ describe('buildRequest', () => {
       body: {
         user_id: 'u1',
         currency: 'EUR',
-        amount: 30.01,
+        amount: '30.01',
         provider: 'casino-platform',
         provider_tx_id: '41',
         game: 'crash',
@@ -118,7 +119,7 @@ describe('buildRequest', () => {
     const fields = {
       user_id: 'u1',
       currency: 'EUR',
-      amount: 12.5,
+      amount: '12.50',
       provider: 'casino-platform',
       game: 'crash',
       action: 'rollback',
@@ -147,9 +148,9 @@ describe('round close of a lost bet', () => {
       url: 'http://127.0.0.1:9/base/wallet/win',
       webhookId: 'win-41',
     });
-    expect(a.body).toMatchObject({ action: 'win', amount: 0, provider_tx_id: 41, linked_tx_id: 40 });
+    expect(a.body).toMatchObject({ action: 'win', amount: '0.00', provider_tx_id: 41, linked_tx_id: 40 });
     expect(b).toMatchObject({ method: 'GET', url: 'http://127.0.0.1:9/base/webhooks/platform/rewards' });
-    expect(b.body).toMatchObject({ action: 'win', amount: 0, provider_tx_id: '41' });
+    expect(b.body).toMatchObject({ action: 'win', amount: '0.00', provider_tx_id: '41' });
   });
 
   it("round-end: a POST on the operator's path naming the bet; none sends nothing", () => {
@@ -164,7 +165,7 @@ describe('round close of a lost bet', () => {
     expect(r.body).toStrictEqual({
       user_id: 'u1',
       currency: 'EUR',
-      amount: 0,
+      amount: '0.00',
       provider: 'casino-platform',
       provider_tx_id: 41,
       linked_tx_id: 40,
@@ -177,5 +178,30 @@ describe('round close of a lost bet', () => {
       /closes no rounds/,
     );
     expect(() => buildRequest(close, { ...roundEnd, roundEndPath: null }, session)).toThrow(/round_end_path/);
+  });
+});
+
+describe('amounts on the wire (issue 12 item 5)', () => {
+  const inCurrency = (currency: string, amountMinor: number, amountFormat: 'string' | 'number' = 'string') =>
+    buildRequest(
+      { ...job('bet', amountMinor), bet: { ...bet, currency, amount_minor: amountMinor } },
+      { ...op('A'), amountFormat },
+      session,
+    ).body.amount;
+
+  it("a decimal string with the currency's ISO 4217 or crypto exponent", () => {
+    expect(inCurrency('JPY', 1250)).toBe('1250');
+    expect(inCurrency('KWD', 1250)).toBe('1.250');
+    expect(inCurrency('BTC', 1)).toBe('0.00000001');
+    expect(inCurrency('USD', Number.MAX_SAFE_INTEGER)).toBe('90071992547409.91');
+  });
+
+  it("a JSON number for an operator whose amount_format is 'number'", () => {
+    expect(inCurrency('EUR', 1250, 'number')).toBe(12.5);
+    expect(inCurrency('JPY', 7, 'number')).toBe(7);
+  });
+
+  it('refuses a currency it does not know (the dispatcher parks the callback)', () => {
+    expect(() => inCurrency('XTS', 1)).toThrow(/XTS/);
   });
 });

@@ -64,7 +64,11 @@ describe('registerSandboxOperator', () => {
       base_url: 'http://127.0.0.1:18090',
       signing_secret: secret,
       timeout_ms: 10_000,
-      retry_policy: { retries: 10, minTimeoutMs: 500, maxTimeoutMs: 60_000, factor: 2 },
+      // The published schedule (rules/retry/schedule.ts).
+      retry_policy: {
+        delaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+        jitter: 0.1,
+      },
     });
     expect(JSON.parse(readFileSync(config.bots.operatorFile, 'utf8'))).toEqual(op);
     expect(statSync(config.bots.operatorFile).mode & 0o777).toBe(0o600);

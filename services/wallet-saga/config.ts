@@ -16,12 +16,13 @@
  *   breaker (5).
  * - WALLET_SAGA_BREAKER_COOLDOWN_MS: first wait before the half-open balance probe (5000 ms),
  *   doubled after each failed probe up to WALLET_SAGA_BREAKER_MAX_COOLDOWN_MS (60000 ms).
- * Shared: KAFKA_*, TOPIC_*, DATABASE_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, API_HOST.
+ * Shared: CRYPTO_CURRENCIES (the amounts' precisions), KAFKA_*, TOPIC_*, DATABASE_*, LOG_LEVEL,
+ * SHUTDOWN_TIMEOUT_MS, API_HOST.
  */
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { configLoader, int, port, section } from '../../lib/config/core.ts';
-import { dbSection, kafkaSection, opsSection, processSection } from '../../lib/config/shared.ts';
+import { dbSection, kafkaSection, moneySection, opsSection, processSection } from '../../lib/config/shared.ts';
 
 export const walletSagaSection = section({
   name: 'walletSaga',
@@ -63,6 +64,7 @@ export const loadWalletSagaConfig = configLoader([
   dbSection,
   processSection,
   opsSection,
+  moneySection,
   walletSagaSection,
 ]);
 export type WalletSagaConfig = ReturnType<typeof loadWalletSagaConfig>;

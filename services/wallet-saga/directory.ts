@@ -6,6 +6,7 @@
  * (at most `maxSessions`, oldest first).
  */
 import type { Sql } from '../../lib/db/pool.ts';
+import type { AmountFormat } from '../../rules/money/currencies.ts';
 import { parseRetryPolicy } from '../../rules/retry/schedule.ts';
 import { answerTable } from '../../rules/wallet/answers.ts';
 import type { OperatorConfig, RoundClose, SessionInfo } from '../../rules/wallet/bodies.ts';
@@ -38,6 +39,7 @@ interface OperatorRow {
   answer_table: unknown;
   round_close: RoundClose;
   round_end_path: string | null;
+  amount_format: AmountFormat;
 }
 
 const json = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
@@ -62,6 +64,7 @@ function operatorFromRow(row: OperatorRow): SagaOperator {
     answers: answerTable(row.answer_table),
     roundClose: row.round_close,
     roundEndPath: row.round_end_path,
+    amountFormat: row.amount_format,
   };
 }
 
@@ -75,7 +78,7 @@ export function createDirectory(sql: Sql, cacheMs: number, maxSessions = 50_000)
       if (hit && nowMs - hit.at < cacheMs) return hit.value;
       const rows = await sql<OperatorRow[]>`
         select operator_id, callback_form, base_url, bet_path, win_path, rollback_path, balance_path,
-               signing_secret, timeout_ms, retry_policy, answer_table, round_close, round_end_path
+               signing_secret, timeout_ms, retry_policy, answer_table, round_close, round_end_path, amount_format
         from operators where operator_id = ${operatorId} and disabled_at is null`;
       const value = rows[0] ? operatorFromRow(rows[0]) : null;
       operators.set(operatorId, { at: nowMs, value });

@@ -22,9 +22,10 @@ import type { Sql } from '../../lib/db/pool.ts';
 import { answerOf, type CallbackClient } from '../../lib/http/callback-client.ts';
 import { encodeEvent, walletKey } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
+import type { Currencies } from '../../rules/money/currencies.ts';
 import type { Answer } from '../../rules/wallet/answers.ts';
 import { afterAttempt, failedEvent } from '../../rules/wallet/attempt.ts';
-import { buildRequest, type CallbackJob } from '../../rules/wallet/bodies.ts';
+import { buildRequest, type CallbackJob, type CallbackRequest } from '../../rules/wallet/bodies.ts';
 import { afterBetAnswer, type BreakerConfig } from '../../rules/wallet/breaker.ts';
 import type { Directory } from './directory.ts';
 import type { SagaMetrics } from './metrics.ts';
@@ -60,6 +61,8 @@ export interface DispatcherDeps {
   /** A lease outlives the operator's timeout by at least this much, ms. */
   readonly leaseMarginMs: number;
   readonly breaker: BreakerConfig;
+  /** ISO 4217 and the configured crypto precisions: each amount goes out in its currency's. */
+  readonly currencies: Currencies;
 }
 
 export interface Dispatcher {
@@ -76,6 +79,28 @@ export interface Dispatcher {
 
 /** Largest body excerpt kept for ops, characters. */
 const EXCERPT = 2000;
+
+/**
+ * The result of a callback that cannot be sent (operator unknown or disabled, session unknown, a
+ * request that cannot be written): nothing was sent, so nothing moved — a refusal. A bet is then
+ * rejected without a rollback; any other callback is parked for ops.
+ */
+function unsendable(job: CallbackJob, attempts: number, reason: string, at: number): AttemptRecord {
+  const code = reason.split(':')[0] || 'UNSENDABLE';
+  const answer = { class: 'refused', code: 'OPERATOR_REFUSED', reason } as const;
+  const parked = job.kind !== 'bet';
+  const event = failedEvent(job, answer, attempts, parked, null, at);
+  return {
+    status: parked ? 'parked' : 'done',
+    nextAttemptAt: null,
+    answer: 'refused',
+    code,
+    error: reason.slice(0, 500),
+    request: null,
+    response: null,
+    event: { key: walletKey(job.bet), value: encodeEvent(event) },
+  };
+}
 
 /** Builds the dispatcher; nothing runs before `start`. */
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
@@ -161,9 +186,18 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         event: null,
       };
     } else {
+      let req: CallbackRequest;
+      try {
+        req = buildRequest(job, op, session, deps.currencies);
+      } catch (err) {
+        // A request that cannot be written (unknown currency, an amount the operator's format
+        // cannot carry, a round-end path missing): permanent, nothing was sent.
+        record = unsendable(job, c.attempts, (err as Error).message, at0);
+        await finish(c, record);
+        return;
+      }
       if (op.timeoutMs + deps.leaseMarginMs > deps.leaseMs)
         await extendLease(sql, deps.owner, c.txId, now() + op.timeoutMs + deps.leaseMarginMs);
-      const req = buildRequest(job, op, session);
       const end = metrics.attemptSeconds.startTimer({ kind: job.kind });
       const ex = await deps.client.send(req, op.signingSecret, op.timeoutMs, now());
       end();
@@ -197,6 +231,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       };
       if (job.kind === 'bet') await recordBreaker(job, answer);
     }
+    await finish(c, record);
+  };
+
+  /** Stores an attempt's result (fenced by the lease) and appends its fact. */
+  const finish = async (c: LeasedCallback, record: AttemptRecord): Promise<void> => {
     const id = await finishAttempt(sql, deps.owner, c.txId, record, now());
     if (id === undefined) {
       log.warn({ txId: c.txId }, 'lease lost before the result was stored; the new holder decides');

@@ -26,6 +26,7 @@ import {
 } from '../../lib/log/checkpointed-consumer.ts';
 import { topicName } from '../../lib/log/topics.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { currencyTable } from '../../rules/money/currencies.ts';
 import type { WalletSagaConfig } from './config.ts';
 import { createDirectory, type Directory } from './directory.ts';
 import { createDispatcher, type Dispatcher } from './dispatcher.ts';
@@ -35,7 +36,7 @@ import { createProber, type Prober } from './prober.ts';
 import { processesSpec } from './processes.ts';
 
 export interface WalletSagaDeps {
-  readonly config: Pick<WalletSagaConfig, 'kafka' | 'walletSaga' | 'db'>;
+  readonly config: Pick<WalletSagaConfig, 'kafka' | 'walletSaga' | 'db' | 'money'>;
   readonly kafka: Kafka;
   readonly sql: Sql;
   readonly logger: Logger;
@@ -96,6 +97,7 @@ export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
     leaseMs: cfg.leaseMs,
     leaseMarginMs: 5_000,
     breaker: cfg.breaker,
+    currencies: currencyTable(config.money.crypto),
   });
   const prober: Prober = createProber({
     sql,

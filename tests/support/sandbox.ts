@@ -142,6 +142,7 @@ const operatorOf = (form: 'A' | 'B'): OperatorConfig => ({
   answers: answerTable('seed'),
   roundClose: 'zero-win',
   roundEndPath: null,
+  amountFormat: 'string',
 });
 
 /**

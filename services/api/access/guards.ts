@@ -35,6 +35,7 @@ export interface OperatorRow {
   readonly answer_table: unknown;
   readonly round_close: RoundClose;
   readonly round_end_path: string | null;
+  readonly amount_format: 'string' | 'number';
   readonly created_at: Date;
   readonly disabled_at: Date | null;
 }

@@ -144,6 +144,8 @@ export const createOperatorBody = z
       .default('seed'),
     round_close: z.enum(ROUND_CLOSE_MODES).default('zero-win'),
     round_end_path: path.optional(),
+    // Callback `amount` as a decimal string in the currency's precision, or a JSON number (seed 001).
+    amount_format: z.enum(['string', 'number']).default('string'),
   })
   .strict()
   .refine((b) => b.round_close !== 'round-end' || b.round_end_path !== undefined, {

@@ -31,6 +31,7 @@ export function operatorView(o: OperatorRow) {
     answer_table: o.answer_table,
     round_close: o.round_close,
     round_end_path: o.round_end_path,
+    amount_format: o.amount_format,
     created_at: o.created_at.toISOString(),
     disabled_at: o.disabled_at?.toISOString() ?? null,
   };
@@ -55,11 +56,11 @@ export function operatorRoutes(
     const [o] = await sql<OperatorRow[]>`
       insert into operators (operator_id, name, token_hash, callback_form, base_url, bet_path, win_path,
                              balance_path, rollback_path, signing_secret, timeout_ms, retry_policy,
-                             answer_table, round_close, round_end_path)
+                             answer_table, round_close, round_end_path, amount_format)
       values (${newOperatorId()}, ${b.name}, ${sha256(apiToken)}, ${b.callback_form},
               ${b.base_url.replace(/\/+$/, '')}, ${b.bet_path}, ${b.win_path}, ${b.balance_path},
               ${b.rollback_path}, ${signingSecret}, ${b.timeout_ms}, ${sql.json(b.retry_policy)},
-              ${sql.json(b.answer_table)}, ${b.round_close}, ${b.round_end_path ?? null})
+              ${sql.json(b.answer_table)}, ${b.round_close}, ${b.round_end_path ?? null}, ${b.amount_format})
       returning *`;
     return reply
       .code(201)

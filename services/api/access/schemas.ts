@@ -69,6 +69,7 @@ const operatorView = closed(
     },
     round_close: { type: 'string', enum: ['zero-win', 'round-end', 'none'] },
     round_end_path: nullableStr,
+    amount_format: { type: 'string', enum: ['string', 'number'] },
     created_at: { type: 'string', format: 'date-time' },
     disabled_at: { type: 'string', format: 'date-time', nullable: true },
   },
