@@ -56,19 +56,10 @@ export class ReliableStream {
 
   /** Ends the stream after what is queued (FIN). */
   finish(): Promise<void> {
-    return this.end((w) => w.close());
-  }
-
-  /** Resets the stream after what is queued (the client's read fails: an incomplete resume). */
-  abort(reason: string): Promise<void> {
-    return this.end((w) => w.abort(reason));
-  }
-
-  private end(how: (w: WritableStreamDefaultWriter<Uint8Array>) => Promise<void>): Promise<void> {
     if (this.ended) return this.tail;
     this.ended = true;
     this.tail = this.tail
-      .then(async () => how(await this.open()))
+      .then(async () => (await this.open()).close())
       .catch(() => {
         this.broken = true;
       });

@@ -5,8 +5,10 @@
  * messages — goes on the session's reliable stream, one JSON text per line.
  *
  * Without envelopes (the seed's form) a datagram is a stream-form round and the reliable stream is
- * only opened for `since` or `latest=1`: it carries stream-form lines and then ends with FIN when
- * the resume was complete (or there was none), or is reset when the position could not be honoured.
+ * only opened for `since` or `latest=1`: it carries stream-form lines, for `since` then one last
+ * line with the resume's verdict (`{recovered, since, replayed, reason?}`: no `round_id`, so it is
+ * told from a round), and ends (FIN). Deno's QUIC streams cannot be reset (dropping one finishes
+ * it), so the verdict is a line rather than a reset.
  * With envelopes a datagram is a `round` envelope with `prev` (the previous round id of its game),
  * so a client sees a lost datagram and resubscribes from its position.
  */
@@ -61,8 +63,10 @@ export class WtSink implements StreamSink {
   recovered(info: RecoveredInfo, sub: StreamSubscription): void {
     const r = this.session.reliable;
     if (this.envelope) r.line(recoveredEnvelope(selectionLabel(sub.selection), sub.tracker.text(), info));
-    else if (info.since !== null && !info.recovered) void r.abort(info.reason ?? 'not recovered');
-    else if (info.since !== null || r.opened) void r.finish();
+    else if (info.since !== null) {
+      r.line(JSON.stringify(info));
+      void r.finish();
+    } else if (r.opened) void r.finish();
   }
 
   blocked(): boolean {
