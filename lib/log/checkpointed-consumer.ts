@@ -7,7 +7,8 @@
  * Postgres, not Kafka, holds the position. On every partition assignment the consumer seeks to
  * the stored checkpoint (forward past what is written, or back when Kafka's committed offset is
  * ahead of a rebuilt read model; `spec.initialOffset` or the first retained offset when there is
- * none). Per Kafka batch, records below the checkpoint are skipped, the rest decoded and written in
+ * none), then tells the spec its new assignment (`spec.assigned`) before any batch of it is
+ * written. Per Kafka batch, records below the checkpoint are skipped, the rest decoded and written in
  * chunks, each ONE atomic write holding its rows and the checkpoint; the Kafka commit after each
  * write is only a hint (lag, faster restarts).
  *
@@ -151,42 +152,60 @@ export function buildCheckpointedConsumer<E>(
   /** Settles true once the current assignment's positions match Postgres. */
   let alignment: Promise<boolean> = Promise.resolve(true);
 
-  /** Loads the checkpoints of the assignment and seeks every partition whose Kafka position differs. */
+  /**
+   * Loads the checkpoints of the assignment, seeks every partition whose Kafka position differs,
+   * then tells the spec what it has (`spec.assigned`, for every topic, also with no partitions).
+   */
   async function align(assignment: Record<string, number[]>, gen: number): Promise<boolean> {
     try {
-      for (const [topic, partitions] of Object.entries(assignment)) {
-        const topicKey = keyOf.get(topic);
-        if (!topicKey || partitions.length === 0) continue;
-        const stored = await db.run({ step: 'read checkpoints' }, (pool) =>
-          readCheckpoints(pool, spec.name, topic),
+      for (const [topic, topicKey] of keyOf) {
+        const partitions = assignment[topic] ?? [];
+        if (partitions.length > 0 && !(await alignTopic(topic, topicKey, partitions, gen))) return false;
+        if (!spec.assigned) continue;
+        const told = await db.run({ step: 'assigned', topic }, (pool) =>
+          (spec.assigned as NonNullable<typeof spec.assigned>)(pool, topicKey, partitions),
         );
-        if (stored === ABORTED || gen !== generation) return false;
-        const [committed, offsets] = await Promise.all([
-          admin.fetchOffsets({ groupId, topics: [topic] }),
-          admin.fetchTopicOffsets(topic),
-        ]);
-        if (gen !== generation) return false;
-        for (const p of partitions) {
-          const o = offsets.find((x) => x.partition === p);
-          const low = big(o?.low);
-          const start = stored.get(p) ?? spec.initialOffset?.(topicKey, low, big(o?.high)) ?? low;
-          const target = bigMax(start, low); // never below the first retained offset
-          const c = big(committed[0]?.partitions.find((x) => x.partition === p)?.offset, -1n);
-          const position = c < 0n ? low : c; // no commit yet: fromBeginning
-          checkpoints.set(tp(topic, p), target);
-          lagGauge.position(topic, p, target);
-          if (position === target) continue;
-          if (position > target)
-            log.warn({ topic, partition: p, position, target }, 'kafka is ahead of postgres; seeking back');
-          else log.info({ topic, partition: p, position, target }, 'seeking to the postgres checkpoint');
-          consumer.seek({ topic, partition: p, offset: String(target) });
-        }
+        if (told === ABORTED || gen !== generation) return false;
       }
       return true;
     } catch (err) {
       log.error({ err }, 'could not align the assignment with postgres; retrying on the next batch');
       return false;
     }
+  }
+
+  /** Reads the checkpoints of one topic's assigned partitions and seeks; false when superseded. */
+  async function alignTopic(
+    topic: string,
+    topicKey: TopicKey,
+    partitions: readonly number[],
+    gen: number,
+  ): Promise<boolean> {
+    const stored = await db.run({ step: 'read checkpoints' }, (pool) =>
+      readCheckpoints(pool, spec.name, topic),
+    );
+    if (stored === ABORTED || gen !== generation) return false;
+    const [committed, offsets] = await Promise.all([
+      admin.fetchOffsets({ groupId, topics: [topic] }),
+      admin.fetchTopicOffsets(topic),
+    ]);
+    if (gen !== generation) return false;
+    for (const p of partitions) {
+      const o = offsets.find((x) => x.partition === p);
+      const low = big(o?.low);
+      const start = stored.get(p) ?? spec.initialOffset?.(topicKey, low, big(o?.high)) ?? low;
+      const target = bigMax(start, low); // never below the first retained offset
+      const c = big(committed[0]?.partitions.find((x) => x.partition === p)?.offset, -1n);
+      const position = c < 0n ? low : c; // no commit yet: fromBeginning
+      checkpoints.set(tp(topic, p), target);
+      lagGauge.position(topic, p, target);
+      if (position === target) continue;
+      if (position > target)
+        log.warn({ topic, partition: p, position, target }, 'kafka is ahead of postgres; seeking back');
+      else log.info({ topic, partition: p, position, target }, 'seeking to the postgres checkpoint');
+      consumer.seek({ topic, partition: p, offset: String(target) });
+    }
+    return true;
   }
 
   /** Waits for the alignment, heartbeating so a slow database does not cost the group membership. */

@@ -71,6 +71,14 @@ export interface ConsumerSpec<E> {
    * high-water mark `high` (default: `low`).
    */
   initialOffset?(topic: TopicKey, low: bigint, high: bigint): bigint;
+  /**
+   * Told after every group join which partitions of `topic` this member now has (possibly none),
+   * once their checkpoints are read and their positions set, before any batch of the new
+   * assignment is written; run through the consumer's database gate, so a failure is retried
+   * (settlement claims its wallet partitions here and settles what their previous owner left).
+   * @throws anything; the call is then retried with the write backoff.
+   */
+  assigned?(sql: Sql, topic: TopicKey, partitions: readonly number[]): Promise<void>;
 }
 
 /** Records of one range split into what decoded and what did not. */
