@@ -109,6 +109,7 @@ describe('migrations', () => {
       { table_name: 'schema_migrations', cols: 'version' },
       { table_name: 'settlement_bets', cols: 'tx_id' },
       { table_name: 'settlement_outbox', cols: 'type,tx_id' },
+      { table_name: 'settlement_partitions', cols: 'partition' },
       { table_name: 'settlement_rounds', cols: 'game,round_id' },
       { table_name: 'wallet_balances', cols: 'operator_id,user_id,currency' },
       { table_name: 'wallet_transactions', cols: 'tx_id' },

@@ -1,14 +1,18 @@
 /**
- * One batch of settlement against Postgres: load the bet states, rounds, closes and cash-outs the
- * records touch, step them (step.ts, pure) and write the result with the checkpoint (store.ts, one
- * statement). Returns the events to append after the commit. Safe to call again with the same
- * records after a failure: nothing is stored unless the whole write commits.
+ * One step of settlement against Postgres: load the bet states, rounds, closes and cash-outs the
+ * records touch, step them (step.ts, pure) and write the result behind the fence (store.ts, one
+ * transaction). Returns the events to append after the commit, each with its wallet partition and
+ * the epoch it was decided at (ownership.ts). Safe to call again with the same records after a
+ * failure: nothing is stored unless the whole write commits.
  */
+import pRetry from 'p-retry';
 import type { CheckpointKey } from '../../lib/db/checkpoints.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import { betTxIdOf, type FinishedRound } from '../../rules/bets/settle.ts';
 import type { BetCashedOut } from '../../rules/rounds/round.ts';
-import { type Emitted, roundKey, stepRounds, stepWallet, type TimedWalletEvent } from './step.ts';
+import { StaleBetError, StaleOwnerError } from './errors.ts';
+import type { Ownership, Sendable } from './ownership.ts';
+import { roundKey, type StepResult, stepRounds, stepWallet, type TimedWalletEvent } from './step.ts';
 import {
   type CloseRow,
   loadBets,
@@ -16,14 +20,48 @@ import {
   loadCloses,
   loadOpenBets,
   loadRounds,
+  loadSettleableBets,
   pruneRounds,
-  writeBatch,
+  type StoredBet,
 } from './store.ts';
+import { type BetWrite, writeBatch } from './write.ts';
+
+/** Epoch of each wallet partition this instance claimed. */
+type Epochs = ReadonlyMap<number, bigint>;
+
+const statesOf = (bets: ReadonlyMap<number, StoredBet>) => new Map([...bets].map(([id, b]) => [id, b.state]));
 
 /**
- * Settles wallet events (log order, with their broker append times) of one partition; `now` is
- * the `at` of appended events (Unix ms).
- * @throws the postgres.js error of a failed read or write.
+ * The rows a step result writes: each changed bet with its partition and the version it was read
+ * at, the outbox entries with their partitions, and the fence (the epoch of each partition).
+ * @throws StaleOwnerError for a changed bet of a partition this instance has not claimed.
+ */
+function fenced(
+  result: StepResult,
+  bets: ReadonlyMap<number, StoredBet>,
+  partitionOf: (txId: number) => number,
+  epochs: Epochs,
+) {
+  const writes = new Map<number, BetWrite>();
+  const fence = new Map<number, bigint>();
+  for (const [id, state] of result.changed) {
+    const partition = partitionOf(id);
+    const epoch = epochs.get(partition);
+    if (epoch === undefined) throw new StaleOwnerError(new Map([[partition, -1n]]));
+    writes.set(id, { state, partition, version: bets.get(id)?.version ?? 0 });
+    fence.set(partition, epoch);
+  }
+  const emitted = result.emitted.map((e) => ({ ...e, partition: partitionOf(betTxIdOf(e.event)) }));
+  const sendable = (): Sendable[] => emitted.map((e) => ({ ...e, epoch: fence.get(e.partition) as bigint }));
+  return { writes, fence, emitted, sendable };
+}
+
+/**
+ * Settles wallet events (log order, with their broker append times) of the wallet partition
+ * `key.partition`, which this instance claimed at `epoch`; `now` is the `at` of appended events
+ * (Unix ms).
+ * @throws StaleOwnerError when the partition was claimed by another instance since, StaleBetError
+ *   when a bet row changed under the step, the postgres.js error of a failed read or write.
  */
 export async function settleWalletBatch(
   sql: Sql,
@@ -31,22 +69,30 @@ export async function settleWalletBatch(
   events: readonly TimedWalletEvent[],
   next: bigint,
   now: number,
-): Promise<Emitted[]> {
+  epoch: bigint,
+): Promise<Sendable[]> {
   const ids = [...new Set(events.map((e) => betTxIdOf(e.event)))];
   const bets = await loadBets(sql, ids);
   const wanted = new Map<string, { game: string; round_id: number }>();
   const contexts = [
     ...events.flatMap(({ event: e }) => (e.type === 'BetPlaced' ? [e.value.bet] : [])),
-    ...[...bets.values()].map((s) => s.placed.bet),
+    ...[...bets.values()].map((s) => s.state.placed.bet),
   ];
   for (const b of contexts) wanted.set(roundKey(b.game, b.round_id), { game: b.game, round_id: b.round_id });
   const [rounds, cashOuts] = await Promise.all([
     loadRounds(sql, [...wanted.values()]),
     loadCashOuts(sql, ids),
   ]);
-  const result = stepWallet(events, bets, rounds, cashOuts, now);
-  await writeBatch(sql, key, { bets: result.changed, rounds: [], ...result }, next);
-  return result.emitted;
+  const result = stepWallet(events, statesOf(bets), rounds, cashOuts, now);
+  const w = fenced(result, bets, () => key.partition, new Map([[key.partition, epoch]]));
+  // The checkpoint and the confirmations are the partition's too: fenced even when no bet changed.
+  w.fence.set(key.partition, epoch);
+  await writeBatch(
+    sql,
+    { bets: w.writes, rounds: [], emitted: w.emitted, confirmed: result.confirmed, fence: w.fence },
+    { key, next },
+  );
+  return w.sendable();
 }
 
 /** The records of `rounds` settlement reads: lifecycle closes, cash-out decisions, finished rounds. */
@@ -57,9 +103,11 @@ export interface RoundsInput {
 }
 
 /**
- * Keeps the closes and cash-outs of one partition and settles the open bets of its finished rounds
- * (each with the append time of its BettingClosed, read in this batch or before).
- * @throws the postgres.js error of a failed read or write.
+ * Keeps the closes and cash-outs of one `rounds` partition and settles the open bets of its
+ * finished rounds (each with the append time of its BettingClosed, read in this batch or before)
+ * that belong to the wallet partitions of `epochs`.
+ * @throws StaleOwnerError naming the partitions claimed by another instance since, StaleBetError
+ *   when a bet row changed under the step, the postgres.js error of a failed read or write.
  */
 export async function settleRoundsBatch(
   sql: Sql,
@@ -67,7 +115,8 @@ export async function settleRoundsBatch(
   input: RoundsInput,
   next: bigint,
   now: number,
-): Promise<Emitted[]> {
+  epochs: Epochs,
+): Promise<Sendable[]> {
   const ids = input.finished.map((r) => ({ game: r.game_slug, round_id: r.round_id }));
   const batchCloses = new Map(input.closes.map((c) => [roundKey(c.game, c.round_id), c.closed_at]));
   const stored = await loadCloses(sql, ids);
@@ -75,16 +124,77 @@ export async function settleRoundsBatch(
     const k = roundKey(r.game_slug, r.round_id);
     return { ...r, bettingClosedAt: batchCloses.get(k) ?? stored.get(k) ?? null };
   });
-  const open = await loadOpenBets(sql, ids);
+  const open = await loadOpenBets(sql, ids, [...epochs.keys()]);
   const cashOuts = await loadCashOuts(sql, [...open.keys()]);
   for (const c of input.cashOuts) cashOuts.set(c.tx_id, c.multiplier);
-  const result = stepRounds(rounds, open, cashOuts, now);
+  const result = stepRounds(rounds, statesOf(open), cashOuts, now);
+  const w = fenced(result, open, (id) => open.get(id)?.partition ?? -1, epochs);
   await writeBatch(
     sql,
-    key,
-    { bets: result.changed, rounds, ...result, closes: input.closes, cashOuts: input.cashOuts },
-    next,
+    {
+      bets: w.writes,
+      rounds,
+      emitted: w.emitted,
+      confirmed: [],
+      closes: input.closes,
+      cashOuts: input.cashOuts,
+      fence: w.fence,
+    },
+    { key, next },
   );
   if (rounds.length > 0) await pruneRounds(sql, [...new Set(rounds.map((r) => r.game_slug))]);
-  return result.emitted;
+  return w.sendable();
+}
+
+/**
+ * Settles the open bets of the wallet `partitions` (claimed at `epochs`) whose round settlement
+ * already stored: what a round read while the partition had no owner here left open. No checkpoint
+ * moves.
+ * @throws as settleRoundsBatch.
+ */
+export async function sweepPartitions(
+  sql: Sql,
+  partitions: readonly number[],
+  epochs: Epochs,
+  now: number,
+): Promise<Sendable[]> {
+  const open = await loadSettleableBets(sql, partitions);
+  if (open.size === 0) return [];
+  const wanted = [...open.values()].map((b) => ({
+    game: b.state.placed.bet.game,
+    round_id: b.state.placed.bet.round_id,
+  }));
+  const [rounds, cashOuts] = await Promise.all([
+    loadRounds(sql, wanted),
+    loadCashOuts(sql, [...open.keys()]),
+  ]);
+  const result = stepRounds([...rounds.values()], statesOf(open), cashOuts, now);
+  const w = fenced(result, open, (id) => open.get(id)?.partition ?? -1, epochs);
+  await writeBatch(sql, { bets: w.writes, rounds: [], emitted: w.emitted, confirmed: [], fence: w.fence });
+  return w.sendable();
+}
+
+/**
+ * Runs `attempt` (one load-step-write) in the instance's queue (`ownership.serial`) until it
+ * stores: after a StaleBetError it is simply computed again from fresh rows; after a
+ * StaleOwnerError `onStale` runs first, outside the queue (drop the partitions, or claim them
+ * again). Up to 5 retries, 20 ms to 0.5 s apart.
+ * @throws the last error, or at once any error other than those two.
+ */
+export async function retryStale<T>(
+  ownership: Ownership,
+  attempt: () => Promise<T>,
+  onStale: (stale: ReadonlyMap<number, bigint>) => Promise<void>,
+): Promise<T> {
+  return await pRetry(() => ownership.serial(attempt), {
+    retries: 5,
+    minTimeout: 20,
+    maxTimeout: 500,
+    factor: 2,
+    randomize: true,
+    shouldRetry: (err) => err instanceof StaleOwnerError || err instanceof StaleBetError,
+    onFailedAttempt: async (err) => {
+      if (err instanceof StaleOwnerError) await onStale(err.partitions);
+    },
+  });
 }

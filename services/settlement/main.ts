@@ -18,7 +18,8 @@ const config = loadSettlementConfig();
 const logger = createLogger('settlement', config.process.logLevel);
 // A SIGTERM during start-up is held until the stop below is registered (lib/lifecycle.ts).
 holdSignals(logger, config.process.shutdownTimeoutMs);
-const sql = createSql(config, { max: 4 });
+// Two consumers' writes, fenced appends that hold a transaction across the append, and claims.
+const sql = createSql(config, { max: 6 });
 const kafka = createKafka(config, 'settlement', logger);
 
 try {

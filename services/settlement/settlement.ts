@@ -1,17 +1,30 @@
 /**
- * The settlement processor (issue 5 contract, step 3): joins BetPlaced on `wallet-transactions`
- * with RoundFinished on `rounds` in one consumer group (SETTLEMENT_GROUP, `settlement`) and appends
- * BetSettled, or BetRejected{ROUND_CLOSED} (+ RollbackRequested when debited).
+ * The settlement processor (issue 5 contract, step 3; issue 12 item 7): joins BetPlaced on
+ * `wallet-transactions` with RoundFinished on `rounds` and appends BetSettled, or
+ * BetRejected{ROUND_CLOSED} (+ RollbackRequested when debited). Any number of instances run side
+ * by side (docs/decisions.md "Issue 12", "Settlement scale-out"):
  *
- * It is a spec of the checkpointed consumer (lib/log/checkpointed-consumer.ts). State that survives
- * a restart is a small Postgres table set (migration 005), not a rebuild from the log: open bets
- * per (game, round_id), recent rounds per game, every bet's status (the dedupe by tx_id) and an
- * outbox, written in ONE statement with the checkpoints (projection `settlement` in
- * projection_checkpoints). A `rounds` partition without a checkpoint starts ROUNDS_LOOKBACK
- * records back, since a bet is only ever on a recent round. Events are appended after the commit
- * and leave the outbox when read back; recovery.ts re-appends at start-up only those not in the
- * log, so a SIGKILL at any point neither loses nor doubles a BetSettled. One instance at a time.
+ * - wallet-transactions is shared through the consumer group SETTLEMENT_GROUP (`settlement`): each
+ *   instance settles only the bets of the wallet partitions it has, and claims them in Postgres on
+ *   every assignment (ownership.ts: an epoch per partition that fences a stale owner's decisions and
+ *   appends), recovers their outbox and settles their bets whose round is already known
+ *   (handover.ts);
+ * - every instance reads all of `rounds` itself (a consumer group of its own per start, no commits):
+ *   it keeps the rounds, closes and cash-outs (idempotent inserts, shared by all instances) and
+ *   settles the open bets of its own wallet partitions. Its checkpoint per rounds partition is
+ *   shared by the instances and only moves forward, so it is the position of the instance furthest
+ *   on: everything below it is stored. A (re)starting reader begins there and sweeps its partitions
+ *   for the rounds it skipped. A partition without a checkpoint starts ROUNDS_LOOKBACK records back.
+ *
+ * Both are specs of the checkpointed consumer (lib/log/checkpointed-consumer.ts). State that
+ * survives a restart is a small Postgres table set (migrations 005, 007, 009): open bets, recent
+ * rounds, every bet's status (the dedupe by tx_id) and an outbox, written in ONE transaction with
+ * the checkpoint (projection `settlement` in projection_checkpoints). Events are appended after the
+ * commit and leave the outbox when read back; a SIGKILL at any point neither loses nor doubles a
+ * BetSettled, and neither does a partition moving to another instance.
  */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Kafka } from 'kafkajs';
 import type { Sql } from '../../lib/db/pool.ts';
 import {
@@ -19,18 +32,22 @@ import {
   type CheckpointedConsumer,
   type ConsumerStatus,
 } from '../../lib/log/checkpointed-consumer.ts';
-import type { ConsumerSpec } from '../../lib/log/consumer-spec.ts';
+import type { ConsumerSpec, Written } from '../../lib/log/consumer-spec.ts';
+import { partitionOffsets } from '../../lib/log/kafka.ts';
 import { decodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import { topicName } from '../../lib/log/topics.ts';
-import { decodeWalletEvent, type WalletEvent } from '../../lib/log/wallet-events.ts';
+import { decodeWalletEvent } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
 import type { FinishedRound } from '../../rules/bets/settle.ts';
 import type { BetCashedOut } from '../../rules/rounds/round.ts';
-import { settleRoundsBatch, settleWalletBatch } from './batch.ts';
+import { retryStale, settleRoundsBatch, settleWalletBatch } from './batch.ts';
 import type { SettlementConfig } from './config.ts';
+import { StaleOwnerError } from './errors.ts';
+import { createHandover } from './handover.ts';
 import { createSettlementMetrics, type SettlementMetrics } from './metrics.ts';
-import { recoverOutbox } from './recovery.ts';
+import { backfillPartitions, createOwnership, type Sendable } from './ownership.ts';
+import type { TimedWalletEvent } from './step.ts';
 import { type CloseRow, SETTLEMENT_PROJECTION } from './store.ts';
 
 /** Records of `rounds` read back on a partition without a checkpoint. */
@@ -46,23 +63,24 @@ export interface SettlementDeps {
 }
 
 export interface Settlement {
-  /** Recovers the outbox, joins the group and starts consuming. @throws database or broker errors. */
+  /** Joins the group, starts consuming both topics; resolves once running. @throws database or broker errors. */
   start(): Promise<void>;
-  /** Stops after the batch in progress and disconnects. */
+  /** Stops after the batches in progress and disconnects. */
   stop(): Promise<void>;
-  /** Consumer in its group, last database call succeeded, nothing being retried. */
+  /** Both consumers in their groups, last database calls succeeded, nothing being retried. */
   ready(): boolean;
   status(): ConsumerStatus;
   /** Counters in a `service="settlement"` registry with the process and consumer metrics and the consumer lag. */
   readonly metrics: SettlementMetrics;
+  /** The wallet-transactions partitions this instance settles now. */
+  partitions(): number[];
 }
 
 /**
- * A record settlement reads: a wallet event, or of `rounds` a finished round, a BettingClosed (with
- * its broker append time) or a manual cash-out; RoundOpened is not needed (null).
+ * A record of `rounds` settlement reads: a finished round, a BettingClosed (with its broker append
+ * time) or a manual cash-out; RoundOpened is not needed (null).
  */
-type Input =
-  | { readonly wallet: WalletEvent; readonly appendedAt: number }
+type RoundInput =
   | { readonly round: FinishedRound }
   | { readonly closed: CloseRow }
   | { readonly cashOut: BetCashedOut }
@@ -81,94 +99,137 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
   });
+  const ownership = createOwnership(`${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`);
+  const count = (sent: readonly Sendable[]) => {
+    for (const e of sent)
+      if (e.event)
+        appended.inc({
+          type: e.event.type,
+          outcome: e.event.type === 'BetSettled' ? e.event.value.outcome : '',
+        });
+  };
+  const handover = createHandover({ kafka, producer, walletTopic, log, ownership, now, onAppended: count });
 
-  const spec: ConsumerSpec<Input> = {
+  /**
+   * A committed write: counts its records, then appends what it decided through the fence (on the
+   * caller's pool: the consumer's gate may end a pool it replaced before this runs).
+   */
+  const written = (topic: string, n: number, decided: Sendable[], next: bigint): Written => {
+    let counted = false;
+    return {
+      checkpoint: next,
+      async afterCommit() {
+        if (!counted) records.inc({ topic, result: 'processed' }, n);
+        counted = true;
+        // Retried until the broker takes it; a stop in between leaves the outbox to the recovery.
+        await handover.send(sql, decided);
+      },
+    };
+  };
+
+  const walletSpec: ConsumerSpec<TimedWalletEvent> = {
     name: SETTLEMENT_PROJECTION,
-    topics: ['walletTransactions', 'rounds'],
+    topics: ['walletTransactions'],
     chunkSize: Number.POSITIVE_INFINITY,
-    decode: (m, topic) => {
-      // The topics use LogAppendTime: the record timestamp is the broker's append time.
-      const appendedAt = Number(m.timestamp);
-      if (topic !== 'rounds') return { wallet: decodeWalletEvent(m.value), appendedAt };
+    // The topics use LogAppendTime: the record timestamp is the broker's append time.
+    decode: (m) => ({ event: decodeWalletEvent(m.value), appendedAt: Number(m.timestamp) }),
+    assigned: (pool, _topic, partitions) => handover.assigned(pool, partitions),
+    async write(pool, key, events, next) {
+      const decided = await retryStale(
+        ownership,
+        () => {
+          const epoch = ownership.epochs().get(key.partition);
+          if (epoch === undefined) throw new StaleOwnerError(new Map([[key.partition, -1n]]));
+          return settleWalletBatch(pool, key, events, next, now(), epoch);
+        },
+        // The group gave us this partition (its batch is here): claim it again.
+        (stale) => handover.claim(pool, [...stale.keys()]),
+      );
+      return written(key.topic, events.length, decided, next);
+    },
+  };
+
+  const roundsSpec: ConsumerSpec<RoundInput> = {
+    name: SETTLEMENT_PROJECTION,
+    topics: ['rounds'],
+    chunkSize: Number.POSITIVE_INFINITY,
+    decode: (m) => {
       const e = decodeRoundEvent(m.value);
       if (e.type === 'RoundFinished') return { round: e };
       if (e.type === 'BettingClosed')
-        return { closed: { game: e.game_slug, round_id: e.round_id, closed_at: appendedAt } };
+        return { closed: { game: e.game_slug, round_id: e.round_id, closed_at: Number(m.timestamp) } };
       if (e.type === 'BetCashedOut') return { cashOut: e };
       return null;
     },
-    initialOffset: (topic, low, high) =>
-      topic === 'rounds' && high - ROUNDS_LOOKBACK > low ? high - ROUNDS_LOOKBACK : low,
+    initialOffset: (_topic, low, high) => (high - ROUNDS_LOOKBACK > low ? high - ROUNDS_LOOKBACK : low),
+    // The reader may have started past rounds it never read (another instance stored them).
+    assigned: (pool) => handover.sweepOwned(pool),
     async write(pool, key, inputs, next) {
       const present = inputs.filter((i) => i !== null);
-      const emitted =
-        key.topicKey === 'rounds'
-          ? await settleRoundsBatch(
-              pool,
-              key,
-              {
-                finished: present.flatMap((i) => ('round' in i ? [i.round] : [])),
-                closes: present.flatMap((i) => ('closed' in i ? [i.closed] : [])),
-                cashOuts: present.flatMap((i) => ('cashOut' in i ? [i.cashOut] : [])),
-              },
-              next,
-              now(),
-            )
-          : await settleWalletBatch(
-              pool,
-              key,
-              present.flatMap((i) => ('wallet' in i ? [{ event: i.wallet, appendedAt: i.appendedAt }] : [])),
-              next,
-              now(),
-            );
-      let counted = false;
-      return {
-        checkpoint: next,
-        async afterCommit() {
-          if (!counted) records.inc({ topic: key.topic, result: 'processed' }, inputs.length);
-          counted = true;
-          if (emitted.length === 0) return;
-          // Retried until the broker takes it; a stop in between leaves the outbox to recovery.ts.
-          await producer.send({
-            topic: walletTopic,
-            acks: -1,
-            messages: emitted.map((e) => ({ key: e.key, value: e.value })),
-          });
-          for (const e of emitted)
-            appended.inc({
-              type: e.event.type,
-              outcome: e.event.type === 'BetSettled' ? e.event.value.outcome : '',
-            });
-        },
+      const input = {
+        finished: present.flatMap((i) => ('round' in i ? [i.round] : [])),
+        closes: present.flatMap((i) => ('closed' in i ? [i.closed] : [])),
+        cashOuts: present.flatMap((i) => ('cashOut' in i ? [i.cashOut] : [])),
       };
+      const decided = await retryStale(
+        ownership,
+        () => settleRoundsBatch(pool, key, input, next, now(), new Map(ownership.epochs())),
+        async (stale) => ownership.release(stale),
+      );
+      return written(key.topic, inputs.length, decided, next);
     },
   };
-  const consumer: CheckpointedConsumer = buildCheckpointedConsumer(spec, {
+
+  const consumerDeps = {
     config,
     kafka,
     sql,
     logger: deps.logger,
-    groupId: config.settlement.group,
     maxWaitTimeInMs: 500,
-    commitOffsets: true,
     lagName: 'settlement',
     options: { registry: metrics.registry },
-  });
+  };
+  const consumers: CheckpointedConsumer[] = [
+    buildCheckpointedConsumer(walletSpec, {
+      ...consumerDeps,
+      groupId: config.settlement.group,
+      commitOffsets: true,
+    }),
+    buildCheckpointedConsumer(roundsSpec, {
+      ...consumerDeps,
+      groupId: `${config.settlement.group}-rounds-${randomUUID()}`,
+      commitOffsets: false,
+    }),
+  ];
 
   return {
     metrics,
     async start() {
       await producer.connect();
-      await recoverOutbox({ sql, kafka, producer, walletTopic, log });
-      await consumer.start();
-      log.info('settlement started');
+      const filled = await backfillPartitions(
+        sql,
+        async () => (await partitionOffsets(kafka, walletTopic)).size,
+      );
+      if (filled > 0)
+        log.info({ rows: filled }, 'wallet partitions filled in on rows from before migration 009');
+      for (const c of consumers) await c.start();
+      log.info({ owner: ownership.owner }, 'settlement started');
     },
     async stop() {
-      await consumer.stop();
+      await Promise.all(consumers.map((c) => c.stop()));
       await producer.disconnect().catch(() => {});
       log.info('settlement stopped');
     },
-    ready: consumer.ready,
-    status: consumer.status,
+    ready: () => consumers.every((c) => c.ready()),
+    status() {
+      const all = consumers.map((c) => c.status());
+      const waiting = all.flatMap((s) => (s.waiting ? [s.waiting] : []));
+      return {
+        consumer: all.every((s) => s.consumer),
+        database: all.every((s) => s.database),
+        ...(waiting.length > 0 ? { waiting: waiting.join('; ') } : {}),
+      };
+    },
+    partitions: () => [...ownership.epochs().keys()].sort((a, b) => a - b),
   };
 }

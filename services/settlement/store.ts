@@ -1,15 +1,13 @@
 /**
- * Postgres side of settlement (migration 005): loading bet states and recent rounds, and one
- * atomic statement per batch holding the changed bets, new rounds, outbox entries added and
- * confirmed, and the checkpoint (same one-statement pattern and reasons as
- * services/projector/rounds/store.ts).
+ * Postgres side of settlement (migrations 005, 007, 009): loading bet states (with the wallet
+ * partition and row version of each), recent rounds, closes and cash-outs, and the outbox. The
+ * write of a batch is write.ts.
  */
 
-import { type CheckpointKey, checkpointUpsert } from '../../lib/db/checkpoints.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import type { BetState, FinishedRound } from '../../rules/bets/settle.ts';
-import type { BetCashedOut, RoundResult } from '../../rules/rounds/round.ts';
-import { type Emitted, type OutboxId, roundKey } from './step.ts';
+import type { RoundResult } from '../../rules/rounds/round.ts';
+import { type OutboxId, roundKey } from './step.ts';
 
 /** Name of settlement's rows in projection_checkpoints. */
 export const SETTLEMENT_PROJECTION = 'settlement';
@@ -18,26 +16,59 @@ export const ROUND_RETENTION_MS = 6 * 3600 * 1000;
 
 const toState = (j: unknown): BetState => (typeof j === 'string' ? JSON.parse(j) : j) as BetState;
 
-/** States of the bets `txIds` that exist. */
-export async function loadBets(sql: Sql, txIds: readonly number[]): Promise<Map<number, BetState>> {
-  if (txIds.length === 0) return new Map();
-  const rows = await sql<{ tx_id: string; state: unknown }[]>`
-    select tx_id::text, state from settlement_bets where tx_id = any(${txIds.map(String)}::bigint[])`;
-  return new Map(rows.map((r) => [Number(r.tx_id), toState(r.state)]));
+/** A stored bet: its state, its wallet partition and the version of its row that was read. */
+export interface StoredBet {
+  readonly state: BetState;
+  readonly partition: number;
+  /** 0 for a bet not stored yet. */
+  readonly version: number;
 }
 
-/** Open (placed or counted) bets on the given rounds. */
+type BetRow = { tx_id: string; state: unknown; wallet_partition: number | null; version: string };
+const stored = (rows: readonly BetRow[]): Map<number, StoredBet> =>
+  new Map(
+    rows.map((r) => [
+      Number(r.tx_id),
+      // A row from before migration 009 not filled in yet (backfillPartitions): -1 is no partition.
+      { state: toState(r.state), partition: r.wallet_partition ?? -1, version: Number(r.version) },
+    ]),
+  );
+
+/** The bets `txIds` that exist. */
+export async function loadBets(sql: Sql, txIds: readonly number[]): Promise<Map<number, StoredBet>> {
+  if (txIds.length === 0) return new Map();
+  const rows = await sql<BetRow[]>`
+    select tx_id::text, state, wallet_partition, version::text from settlement_bets
+    where tx_id = any(${txIds.map(String)}::bigint[])`;
+  return stored(rows);
+}
+
+/** Open (placed or counted) bets of the wallet `partitions` on the given rounds. */
 export async function loadOpenBets(
   sql: Sql,
   rounds: readonly { game: string; round_id: number }[],
-): Promise<Map<number, BetState>> {
-  if (rounds.length === 0) return new Map();
-  const rows = await sql<{ tx_id: string; state: unknown }[]>`
-    select b.tx_id::text, b.state from settlement_bets b
+  partitions: readonly number[],
+): Promise<Map<number, StoredBet>> {
+  if (rounds.length === 0 || partitions.length === 0) return new Map();
+  const rows = await sql<BetRow[]>`
+    select b.tx_id::text, b.state, b.wallet_partition, b.version::text from settlement_bets b
     join unnest(${rounds.map((r) => r.game)}::text[], ${rounds.map((r) => String(r.round_id))}::bigint[])
       as r(game, round_id) on b.game = r.game and b.round_id = r.round_id
-    where b.status in ('placed', 'counted')`;
-  return new Map(rows.map((r) => [Number(r.tx_id), toState(r.state)]));
+    where b.status in ('placed', 'counted') and b.wallet_partition = any(${[...partitions]}::int[])`;
+  return stored(rows);
+}
+
+/** Open bets of the wallet `partitions` whose round settlement has stored as finished. */
+export async function loadSettleableBets(
+  sql: Sql,
+  partitions: readonly number[],
+): Promise<Map<number, StoredBet>> {
+  if (partitions.length === 0) return new Map();
+  const rows = await sql<BetRow[]>`
+    select b.tx_id::text, b.state, b.wallet_partition, b.version::text from settlement_bets b
+    where b.status in ('placed', 'counted') and b.wallet_partition = any(${[...partitions]}::int[])
+      and exists (select 1 from settlement_rounds r where r.game = b.game and r.round_id = b.round_id)`;
+  return stored(rows);
 }
 
 /** Finished rounds among `wanted` (by roundKey), with the append time of their BettingClosed when known. */
@@ -96,109 +127,29 @@ export interface CloseRow {
   readonly closed_at: number;
 }
 
-/** What one batch writes. */
-export interface BatchWrite {
-  readonly bets: ReadonlyMap<number, BetState>;
-  readonly rounds: readonly FinishedRound[];
-  readonly emitted: readonly Emitted[];
-  readonly confirmed: readonly OutboxId[];
-  readonly closes?: readonly CloseRow[];
-  readonly cashOuts?: readonly BetCashedOut[];
-}
-
-/**
- * Writes a batch and moves the checkpoint of `key` to `nextOffset`, as ONE statement (all or
- * nothing). Idempotent: rounds and outbox entries `on conflict do nothing`, bet states replaced by
- * the state computed from the same records, the checkpoint never moves back.
- * @throws the postgres.js error; nothing is then stored.
- */
-export async function writeBatch(
-  sql: Sql,
-  key: CheckpointKey,
-  w: BatchWrite,
-  nextOffset: bigint,
-): Promise<void> {
-  const bets = [...w.bets.entries()];
-  const out = w.emitted;
-  const closes = w.closes ?? [];
-  const cashOuts = w.cashOuts ?? [];
-  await sql`
-    with bets as (
-      insert into settlement_bets (tx_id, game, round_id, status, state, updated_at)
-      select tx_id, game, round_id, status, state::jsonb, now()
-      from unnest(
-        ${bets.map(([id]) => String(id))}::bigint[],
-        ${bets.map(([, s]) => s.placed.bet.game)}::text[],
-        ${bets.map(([, s]) => String(s.placed.bet.round_id))}::bigint[],
-        ${bets.map(([, s]) => s.status)}::text[],
-        ${bets.map(([, s]) => JSON.stringify(s))}::text[]
-      ) as t(tx_id, game, round_id, status, state)
-      on conflict (tx_id) do update set status = excluded.status, state = excluded.state, updated_at = now()
-      returning 1
-    ), rounds as (
-      insert into settlement_rounds (game, round_id, finished_at, result)
-      select game, round_id, finished_at, result::jsonb from unnest(
-        ${w.rounds.map((r) => r.game_slug)}::text[],
-        ${w.rounds.map((r) => String(r.round_id))}::bigint[],
-        ${w.rounds.map((r) => String(r.finished_at))}::bigint[],
-        ${w.rounds.map((r) => JSON.stringify(r.result))}::text[]
-      ) as t(game, round_id, finished_at, result)
-      on conflict do nothing
-      returning 1
-    ), closes as (
-      insert into settlement_closes (game, round_id, closed_at)
-      select * from unnest(
-        ${closes.map((c) => c.game)}::text[],
-        ${closes.map((c) => String(c.round_id))}::bigint[],
-        ${closes.map((c) => String(c.closed_at))}::bigint[]
-      )
-      on conflict do nothing
-      returning 1
-    ), cash_outs as (
-      insert into settlement_cash_outs (tx_id, game, round_id, multiplier, decided_at)
-      select * from unnest(
-        ${cashOuts.map((c) => String(c.tx_id))}::bigint[],
-        ${cashOuts.map((c) => c.game_slug)}::text[],
-        ${cashOuts.map((c) => String(c.round_id))}::bigint[],
-        ${cashOuts.map((c) => c.multiplier)}::text[],
-        ${cashOuts.map((c) => String(c.at))}::bigint[]
-      )
-      on conflict do nothing
-      returning 1
-    ), added as (
-      insert into settlement_outbox (type, tx_id, key, value)
-      select type, tx_id, key, decode(value, 'hex')
-      from unnest(
-        ${out.map((e) => e.event.type)}::text[],
-        ${out.map((e) => String(e.event.value.tx_id))}::bigint[],
-        ${out.map((e) => e.key)}::text[],
-        ${out.map((e) => e.value.toString('hex'))}::text[]
-      ) as t(type, tx_id, key, value)
-      on conflict do nothing
-      returning 1
-    ), confirmed as (
-      delete from settlement_outbox o
-      using unnest(${w.confirmed.map((c) => c.type)}::text[], ${w.confirmed.map((c) => String(c.tx_id))}::bigint[])
-        as c(type, tx_id)
-      where o.type = c.type and o.tx_id = c.tx_id
-      returning 1
-    ), checkpoint as (
-      ${checkpointUpsert(sql, key, nextOffset)}
-    )
-    select (select count(*) from bets) as n`;
-}
-
-/** One outbox entry: an appended (or to-be-appended) event, encoded. */
+/** One outbox entry: an appended (or to-be-appended) event, encoded, with its wallet partition. */
 export interface OutboxRow extends OutboxId {
   readonly key: string;
   readonly value: Buffer;
+  /** -1 for an entry from before migration 009 not filled in yet (backfillPartitions). */
+  readonly partition: number;
 }
 
-/** Every outbox entry, oldest first. */
-export async function readOutbox(sql: Sql): Promise<OutboxRow[]> {
-  const rows = await sql<{ type: OutboxRow['type']; tx_id: string; key: string; value: Buffer }[]>`
-    select type, tx_id::text, key, value from settlement_outbox order by created_at, tx_id, type`;
-  return rows.map((r) => ({ type: r.type, tx_id: Number(r.tx_id), key: r.key, value: r.value }));
+/** The outbox entries of the wallet `partitions` (every entry when not given), oldest first. */
+export async function readOutbox(sql: Sql, partitions?: readonly number[]): Promise<OutboxRow[]> {
+  const rows = await sql<
+    { type: OutboxRow['type']; tx_id: string; key: string; value: Buffer; wallet_partition: number | null }[]
+  >`
+    select type, tx_id::text, key, value, wallet_partition from settlement_outbox
+    ${partitions ? sql`where wallet_partition = any(${[...partitions]}::int[])` : sql``}
+    order by created_at, tx_id, type`;
+  return rows.map((r) => ({
+    type: r.type,
+    tx_id: Number(r.tx_id),
+    key: r.key,
+    value: r.value,
+    partition: r.wallet_partition ?? -1,
+  }));
 }
 
 /** Removes the given outbox entries (found in the log). */

@@ -90,6 +90,30 @@ export function succeeded(
   };
 }
 
+/** What settlement decided, as read on the log: BetSettled per bet tx_id, and the other decisions. */
+export interface SettlementTally {
+  /** How many BetSettled each bet has. */
+  readonly settled: Map<number, number>;
+  /** The outcome of each bet's (last) BetSettled. */
+  readonly outcomes: Map<number, 'won' | 'lost'>;
+  /** BetRejected and RollbackRequested events. */
+  readonly other: number;
+}
+
+/** Counts settlement's events among `events` (wallet-transactions in log order). */
+export function tallySettlements(events: readonly WalletEvent[]): SettlementTally {
+  const settled = new Map<number, number>();
+  const outcomes = new Map<number, 'won' | 'lost'>();
+  let other = 0;
+  for (const x of events) {
+    if (x.type === 'BetSettled') {
+      settled.set(x.value.tx_id, (settled.get(x.value.tx_id) ?? 0) + 1);
+      outcomes.set(x.value.tx_id, x.value.outcome);
+    } else if (x.type === 'BetRejected' || x.type === 'RollbackRequested') other += 1;
+  }
+  return { settled, outcomes, other };
+}
+
 /** Test environment with the rounds and wallet-transactions topics. */
 export interface WalletTestEnv extends TestEnv {
   readonly walletTopic: string;
