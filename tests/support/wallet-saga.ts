@@ -28,8 +28,17 @@ export type Kind = 'bet' | 'win' | 'rollback';
 
 /** The test operator's currencies: ISO 4217 and the default crypto precisions. */
 const currencies = currencyTable();
-/** What the operator does with one request (before its ledger logic). */
-export type Fault = 'none' | 'error500' | 'malformedAfterCommit' | { readonly delayMs: number };
+/**
+ * What the operator does with one request (before its ledger logic): nothing special, a 500
+ * without booking, a malformed 200 after booking, a delay, or a scripted answer sent instead of
+ * its own, after booking the request (`commit`) or without.
+ */
+export type Fault =
+  | 'none'
+  | 'error500'
+  | 'malformedAfterCommit'
+  | { readonly delayMs: number }
+  | { readonly reply: { readonly status: number; readonly body: unknown }; readonly commit: boolean };
 
 export interface SeenRequest {
   readonly kind: Kind;
@@ -57,8 +66,20 @@ export interface TestOperator {
   /** Sets the fault for a user's requests of `kind`; `fn` gets the attempt number (1-based) of that tx id. */
   fault(user: string, kind: Kind, fn: (attempt: number) => Fault): void;
   balance(user: string): number;
+  /**
+   * Answers in the status-in-body form (Hub88's) from now on: every answer of its ledger is an HTTP
+   * 200 whose `status` is `ok` on success, or the Hub88 status of its refusal (null: back to HTTP
+   * statuses). Scripted replies are sent as given.
+   */
+  okStatus(ok: string | null): void;
   close(): Promise<void>;
 }
+
+/** The Hub88 status of each of the test operator's refusal codes. */
+const HUB88: Record<string, string> = {
+  INSUFFICIENT_FUNDS: 'RS_ERROR_NOT_ENOUGH_MONEY',
+  BET_NOT_FOUND: 'RS_ERROR_TRANSACTION_DOES_NOT_EXIST',
+};
 
 /** Starts the operator; every user begins with `startMinor`. */
 export async function startTestOperator(startMinor = 100_000): Promise<TestOperator> {
@@ -72,6 +93,14 @@ export async function startTestOperator(startMinor = 100_000): Promise<TestOpera
   const faults = new Map<string, (attempt: number) => Fault>();
   const attemptsByTx = new Map<string, number>();
   const bal = (u: string) => balances.get(u) ?? startMinor;
+  let inBody: string | null = null;
+  /** An answer of the ledger in the current form. */
+  const shaped = (r: { status: number; answer: unknown }): { status: number; answer: unknown } => {
+    if (inBody === null) return r;
+    if (r.status === 200) return { status: 200, answer: { status: inBody, ...(r.answer as object) } };
+    const code = (r.answer as { error?: { code?: string } }).error?.code ?? 'RS_ERROR_UNKNOWN';
+    return { status: 200, answer: { status: HUB88[code] ?? code } };
+  };
 
   const ledger = (kind: Kind, b: Record<string, unknown>): { status: number; answer: unknown } => {
     const user = String(b.user_id);
@@ -143,7 +172,15 @@ export async function startTestOperator(startMinor = 100_000): Promise<TestOpera
       attemptsByTx.set(tx, attempt);
       const fault = faults.get(`${body.user_id}:${kind}`)?.(attempt) ?? 'none';
       if (fault === 'error500') return send(500, { error: { code: 'INTERNAL', message: 'injected' } });
-      if (typeof fault === 'object') await new Promise((r) => setTimeout(r, fault.delayMs));
+      if (typeof fault === 'object' && 'delayMs' in fault)
+        await new Promise((r) => setTimeout(r, fault.delayMs));
+      if (typeof fault === 'object' && 'reply' in fault) {
+        if (fault.commit && !answers.has(tx)) {
+          const booked = ledger(kind, body);
+          answers.set(tx, { body: raw, ...booked });
+        }
+        return send(fault.reply.status, fault.reply.body);
+      }
       const first = answers.get(tx);
       let result: { status: number; answer: unknown };
       if (first)
@@ -157,7 +194,8 @@ export async function startTestOperator(startMinor = 100_000): Promise<TestOpera
           answers.set(tx, { body: raw, ...result });
       }
       if (fault === 'malformedAfterCommit') return send(200, '{"operator_tx_id": ');
-      send(result.status, result.answer);
+      const out = shaped(result);
+      send(out.status, out.answer);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -169,6 +207,9 @@ export async function startTestOperator(startMinor = 100_000): Promise<TestOpera
     movements,
     fault: (user, kind, fn) => faults.set(`${user}:${kind}`, fn),
     balance: bal,
+    okStatus: (ok) => {
+      inBody = ok;
+    },
     close: () =>
       new Promise((r) => {
         server.closeAllConnections();
@@ -202,7 +243,14 @@ export interface SagaEnv {
  */
 export async function startSagaEnv(
   op: TestOperator,
-  options: { timeoutMs?: number; retryPolicy?: object; form?: 'A' | 'B'; maxInFlight?: number } = {},
+  options: {
+    timeoutMs?: number;
+    retryPolicy?: object;
+    form?: 'A' | 'B';
+    maxInFlight?: number;
+    /** The operator's answer_table (rules/wallet/answers.ts), default `seed`. */
+    answerTable?: unknown;
+  } = {},
 ): Promise<SagaEnv> {
   const id = randomBytes(4).toString('hex');
   const env = {
@@ -210,7 +258,6 @@ export async function startSagaEnv(
     TOPIC_PARTITIONS: '1',
     DATABASE_SCHEMA: `t_saga_${id}`,
     WALLET_SAGA_GROUP: `wallet-saga-${id}`,
-    WALLET_REPLAY_GROUP: `wallet-replay-${id}`,
     WALLET_SAGA_MAX_IN_FLIGHT: String(options.maxInFlight ?? 64),
     WALLET_SAGA_CACHE_MS: '0',
     LOG_LEVEL: 'silent',
@@ -223,10 +270,11 @@ export async function startSagaEnv(
   const operatorId = `op-${id}`;
   await sql`
     insert into operators (operator_id, name, token_hash, callback_form, base_url, bet_path, win_path,
-      balance_path, rollback_path, signing_secret, timeout_ms, retry_policy)
+      balance_path, rollback_path, signing_secret, timeout_ms, retry_policy, answer_table)
     values (${operatorId}, 'test operator', ${`hash-${id}`}, ${options.form ?? 'A'}, ${op.url}, '/wallet/bet',
       '/wallet/win', '/wallet/balance', '/wallet/rollback', ${op.secret}, ${options.timeoutMs ?? 2000},
-      ${sql.json((options.retryPolicy ?? { retries: 3, minTimeoutMs: 20, maxTimeoutMs: 80, factor: 2 }) as never)})`;
+      ${sql.json((options.retryPolicy ?? { retries: 3, minTimeoutMs: 20, maxTimeoutMs: 80, factor: 2 }) as never)},
+      ${sql.json((options.answerTable ?? 'seed') as never)})`;
   const admin = kafka.admin();
   await admin.connect();
   await ensureTopics(admin, config, ['walletTransactions', 'walletDeadLetter']);
@@ -292,7 +340,7 @@ export async function startSagaEnv(
           topics: [topicName(config, 'walletTransactions'), topicName(config, 'walletDeadLetter')],
         })
         .catch(() => {});
-      // The replay ledger exists only once replayParked wrote to it: a call of its own.
+      // The replay ledger exists only once a dead-letter replay wrote to it: a call of its own.
       if ((await admin.listTopics()).includes(topicName(config, 'deadLetterReplays')))
         await admin.deleteTopics({ topics: [topicName(config, 'deadLetterReplays')] }).catch(() => {});
       await admin.disconnect();
@@ -317,6 +365,12 @@ export const betPlaced = (bet: BetContext, txId: number): WalletEvent => ({
 export const betWon = (bet: BetContext, txId: number, payoutMinor: number): WalletEvent => ({
   type: 'BetSettled',
   value: { tx_id: txId, bet, outcome: 'won', payout_minor: payoutMinor, win_tx_id: txId + 1, at: Date.now() },
+});
+
+/** A lost BetSettled of `bet`. */
+export const betLost = (bet: BetContext, txId: number): WalletEvent => ({
+  type: 'BetSettled',
+  value: { tx_id: txId, bet, outcome: 'lost', payout_minor: 0, win_tx_id: null, at: Date.now() },
 });
 
 /** Events of `type` whose tx_id is `txId`. */
