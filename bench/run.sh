@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every benchmark against the local infrastructure (started if needed) and prints the figures.
-# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|peers|auth|wallet|analytics|rebuild]
+# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|analytics|rebuild]
 # `peers` (issue 14) is not part of `all`: it builds Centrifugo with go install on its first run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,9 +13,9 @@ bash scripts/ensure-deps.sh
 bash scripts/infra.sh up
 which=${1:-all}
 case $which in
-  all | projector | rest | latency | edge-latency | edge-fanout | peers | auth | wallet | analytics | rebuild) ;;
+  all | projector | rest | latency | edge-latency | edge-fanout | catch-up | peers | auth | wallet | analytics | rebuild) ;;
   *)
-    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|peers|auth|wallet|analytics|rebuild|all)" >&2
+    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|analytics|rebuild|all)" >&2
     exit 2
     ;;
 esac
@@ -29,6 +29,11 @@ if [[ $which == all || $which == edge-fanout ]]; then
   ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
   echo "open files limit: $(ulimit -n)"
   npx tsx bench/edge-fanout.ts
+fi
+# `npm run bench -- catch-up --rounds 100000 --catch-up 100 --live 1000`: options go to bench/stream-catch-up.ts.
+if [[ $which == all || $which == catch-up ]]; then
+  ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+  npx tsx bench/stream-catch-up.ts "${@:2}"
 fi
 # `npm run bench -- peers --servers edge,centrifugo,edge-node20,bun,ws --levels 10000`: options go to bench/peers.ts.
 if [[ $which == peers ]]; then
