@@ -147,11 +147,13 @@ const POSITIVE = ['2xx', '3xx', '401', '403', '404', '409', '429', '5xx'];
 /**
  * Operations with a rule relative to the clock or across fields, which JSON Schema (OpenAPI 3.0)
  * cannot state: free bets must expire in the future; an operator's retry policy needs
- * maxTimeoutMs ≥ minTimeoutMs.
+ * maxTimeoutMs ≥ minTimeoutMs; an amount may have at most its currency's exponent of decimals
+ * (issue 12: USD 2, JPY 0, BTC 8), the currency being another field.
  */
 const SEMANTIC_RULES: readonly [string, string][] = [
   ['POST', '/games/free-bets'],
   ['POST', '/admin/operators'],
+  ['POST', '/games/request-access'],
 ];
 
 /**
