@@ -199,7 +199,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (op.timeoutMs + deps.leaseMarginMs > deps.leaseMs)
         await extendLease(sql, deps.owner, c.txId, now() + op.timeoutMs + deps.leaseMarginMs);
       const end = metrics.attemptSeconds.startTimer({ kind: job.kind });
-      const ex = await deps.client.send(req, op.signingSecret, op.timeoutMs, now());
+      // Signed at the wall-clock time: operators check webhook-timestamp against theirs, whatever
+      // clock schedules the retries.
+      const ex = await deps.client.send(req, op.signingSecret, op.timeoutMs, Date.now());
       end();
       const answer = answerOf(ex, op.answers, { ...req, kind: job.kind });
       metrics.attempts.inc({ kind: job.kind, answer: answer.class });

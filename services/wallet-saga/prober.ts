@@ -78,7 +78,7 @@ export function createProber(deps: ProberDeps): Prober {
         { method: 'POST', url, webhookId: `balance-probe-${operatorId}-${now()}`, body },
         op.signingSecret,
         op.timeoutMs,
-        now(),
+        Date.now(), // signed at the wall-clock time (see the dispatcher)
       );
       ok = ex.type === 'answer' && balanceAnswered(op, ex.status, ex.text);
       error = ok

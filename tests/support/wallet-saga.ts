@@ -24,7 +24,7 @@ import { createLogger } from '../../lib/logger.ts';
 import { currencyTable } from '../../rules/money/currencies.ts';
 import { type Config, loadConfig } from './config.ts';
 
-export type Kind = 'bet' | 'win' | 'rollback';
+export type Kind = 'bet' | 'win' | 'rollback' | 'balance';
 
 /** The test operator's currencies: ISO 4217 and the default crypto precisions. */
 const currencies = currencyTable();
@@ -53,6 +53,7 @@ const PATHS: Record<string, Kind> = {
   'POST /wallet/bet': 'bet',
   'POST /wallet/win': 'win',
   'POST /wallet/rollback': 'rollback',
+  'POST /wallet/balance': 'balance',
   'GET /webhooks/platform/rewards': 'win',
   'GET /webhooks/platform/rollback': 'rollback',
 };
@@ -122,6 +123,16 @@ export async function startTestOperator(startMinor = 100_000): Promise<TestOpera
       return { status: 200, answer };
     };
     const refuse = (status: number, code: string) => ({ status, answer: { error: { code, message: code } } });
+    if (kind === 'balance')
+      return {
+        status: 200,
+        answer: {
+          user_id: user,
+          currency,
+          balance: currencies.formatMinor(old, currency),
+          platform_session_token: b.session_token,
+        },
+      };
     if (kind === 'bet') {
       if (rolledBack.has(tx)) return refuse(409, 'BET_ROLLED_BACK');
       if (old < amount) return refuse(402, 'INSUFFICIENT_FUNDS');
@@ -181,7 +192,7 @@ export async function startTestOperator(startMinor = 100_000): Promise<TestOpera
         }
         return send(fault.reply.status, fault.reply.body);
       }
-      const first = answers.get(tx);
+      const first = kind === 'balance' ? undefined : answers.get(tx);
       let result: { status: number; answer: unknown };
       if (first)
         result =
@@ -190,7 +201,7 @@ export async function startTestOperator(startMinor = 100_000): Promise<TestOpera
             : { status: 409, answer: { error: { code: 'IDEMPOTENCY_CONFLICT', message: 'x' } } };
       else {
         result = ledger(kind, body);
-        if (result.status === 200 || result.status === 402 || result.status === 409)
+        if (kind !== 'balance' && (result.status === 200 || result.status === 402 || result.status === 409))
           answers.set(tx, { body: raw, ...result });
       }
       if (fault === 'malformedAfterCommit') return send(200, '{"operator_tx_id": ');
@@ -250,12 +261,14 @@ export async function startSagaEnv(
     maxInFlight?: number;
     /** The operator's answer_table (rules/wallet/answers.ts), default `seed`. */
     answerTable?: unknown;
+    /** Partitions of the topics (default 1: every player shares one). */
+    partitions?: number;
   } = {},
 ): Promise<SagaEnv> {
   const id = randomBytes(4).toString('hex');
   const env = {
     TOPIC_NAMESPACE: `t-saga-${id}-`,
-    TOPIC_PARTITIONS: '1',
+    TOPIC_PARTITIONS: String(options.partitions ?? 1),
     DATABASE_SCHEMA: `t_saga_${id}`,
     WALLET_SAGA_GROUP: `wallet-saga-${id}`,
     WALLET_SAGA_MAX_IN_FLIGHT: String(options.maxInFlight ?? 64),
