@@ -107,7 +107,8 @@ export async function startTestOperator(startMinor = 100_000): Promise<TestOpera
     const user = String(b.user_id);
     const tx = String(b.provider_tx_id);
     const currency = String(b.currency);
-    const amount = currencies.parseAmount(b.amount as number | string, currency) ?? 0;
+    const amount =
+      b.amount === undefined ? 0 : (currencies.parseAmount(b.amount as number | string, currency) ?? 0);
     const old = bal(user);
     const ok = (next: number) => {
       balances.set(user, next);
