@@ -137,10 +137,12 @@ describe('crash cash-out through the API and the engine', () => {
     expect(notStarted.statusCode).toBe(409);
     expect(notStarted.json()).toMatchObject({ code: 'FLIGHT_NOT_STARTED' });
     expect((await cashOut(other.token, placed.tx_id)).statusCode).toBe(404);
-    expect((await cashOut(p.token, 'abc')).statusCode).toBe(400);
+    expect((await cashOut(p.token, 'abc')).json()).toMatchObject({ status: 400, detail: /^tx_id: / });
+    expect((await cashOut(p.token, '0')).statusCode).toBe(400);
+    // A well-formed id that is no bet id is simply no bet of this session.
     expect((await cashOut(p.token, placed.tx_id + 1)).json()).toMatchObject({
-      status: 400,
-      detail: /^tx_id: /,
+      status: 404,
+      code: 'BET_NOT_FOUND',
     });
     // After its round is over, the bet is settled by the result.
     await crashPhase('betting');

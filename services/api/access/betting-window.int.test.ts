@@ -102,13 +102,19 @@ describe('GET /api/rounds/current/:game', () => {
     expect((await current('slot')).json()).toMatchObject({ round_id: id, phase: 'running' });
   });
 
-  it('answers the seed’s 400 and 404, and 503 while no round is open', async () => {
+  it('answers the seed’s 400 and 404, and phase "between" while no round is open', async () => {
     expect((await current('Bad_Slug')).json()).toEqual({ error: 'Invalid game slug', success: false });
     expect((await current('Bad_Slug')).statusCode).toBe(400);
     expect((await current('poker')).statusCode).toBe(404);
     const none = await current('wall-street');
-    expect(none.statusCode).toBe(503);
-    expect(none.headers['retry-after']).toBe('1');
+    expect(none.statusCode).toBe(200);
+    expect(none.json()).toEqual({
+      game_slug: 'wall-street',
+      round_id: null,
+      phase: 'between',
+      betting_opens_at: null,
+      betting_closes_at: null,
+    });
   });
 });
 

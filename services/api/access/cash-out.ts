@@ -41,15 +41,18 @@ interface BetRow {
   cash_out_multiplier: string | null;
 }
 
-/** The bet id of the path. @throws InvalidInputError naming `tx_id`. */
+/** The path's tx_id: a positive integer of at most 15 digits (TX_ID_PATTERN). */
+export const TX_ID_PATTERN = '^[1-9][0-9]{0,14}$';
+
+/**
+ * The bet id of the path. A well-formed id that is no bet's (not a multiple of 4) is simply not
+ * found (404), like any other id this session has no bet under.
+ * @throws InvalidInputError naming `tx_id` when it is not a positive integer of at most 15 digits.
+ */
 function txIdOf(raw: string): number {
-  const n = /^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n <= 0 || n % 4 !== 0)
-    throw new InvalidInputError(
-      'INVALID_INPUT',
-      'tx_id: must be the tx_id of a bet (a positive multiple of 4)',
-    );
-  return n;
+  if (!new RegExp(TX_ID_PATTERN).test(raw))
+    throw new InvalidInputError('INVALID_INPUT', 'tx_id: must be a positive integer (the tx_id of a bet)');
+  return Number(raw);
 }
 
 /** The smaller of two multipliers, as decimal strings. */

@@ -242,7 +242,7 @@ export const playSchemas = {
   bet: {
     tags: ['play'],
     summary:
-      'Place a bet on the round of the session game whose betting window is open; answered 202 once BetPlaced is appended.',
+      "Place a bet on the round of the session game whose betting window is open; answered 202 once BetPlaced is appended. 400 also for rules relative to the session: a `selection` of another game than the session's, an amount with more decimals than the session currency's exponent, a free bet in a demo session.",
     security: bearer,
     body: docSchema(betBody),
     response: {
@@ -281,7 +281,7 @@ export const playSchemas = {
     summary:
       "Cash out a crash bet during its round's flight: the round engine decides by its clock, below the crash point, and settlement pays that multiplier.",
     security: bearer,
-    params: docSchema(z.object({ tx_id: z.string() })),
+    params: docSchema(z.object({ tx_id: z.string().regex(/^[1-9][0-9]{0,14}$/) })),
     response: {
       200: ok('Cashed out.', {
         tx_id: { type: 'integer' },
@@ -298,9 +298,9 @@ export const playSchemas = {
           description: "The flight's multiplier by the API's clock at the request.",
         },
       }),
-      400: problem('tx_id is not a bet id.'),
+      400: problem('tx_id is not a positive integer.'),
       ...playErr,
-      404: problem('No such bet of this session.'),
+      404: problem('No such bet of this session (a tx_id that is no bet id included).'),
       409: problem(
         'NOT_A_CRASH_BET, FLIGHT_NOT_STARTED, ROUND_FINISHED, ALREADY_CASHED_OUT (or the auto cash-out came first), or CRASHED.',
       ),

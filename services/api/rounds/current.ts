@@ -2,12 +2,12 @@
  * GET /api/rounds/current/:game (issue 11 item 2): the round of a game that is taking bets or
  * running now, from the lifecycle read from the log (lib/log/round-phases.ts), with the same 400 and
  * 404 rules, CORS and per-IP rate limit as the other game routes (it is registered in their scope):
- * `{game_slug, round_id, phase: "betting" | "running", betting_opens_at, betting_closes_at}`, ISO
- * 8601 times. Between a round's end and the next one's opening (a few ms), and before the engine's
- * first round, there is no current round: 503 `{error, success:false}` with Retry-After: 1.
+ * `{game_slug, round_id, phase: "betting" | "running" | "between", betting_opens_at,
+ * betting_closes_at}`, ISO 8601 times. Between a round's end and the next one's opening (a few ms,
+ * or while the engine is stopped) the phase is `between`, with the last round's id (null before
+ * the engine's first round) and no window: an ordinary state, not an error.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { UnavailableError } from '../../../lib/errors.ts';
 import type { RoundPhases } from '../../../lib/log/round-phases.ts';
 import type { GameSlug } from '../../../rules/games/catalog.ts';
 import { parseGameParam } from './input.ts';
@@ -20,10 +20,14 @@ const currentRound = {
   additionalProperties: false,
   properties: {
     game_slug: { type: 'string' },
-    round_id: { type: 'integer' },
-    phase: { type: 'string', enum: ['betting', 'running'] },
-    betting_opens_at: { type: 'string', format: 'date-time' },
-    betting_closes_at: { type: 'string', format: 'date-time' },
+    round_id: { type: 'integer', nullable: true, description: 'null before the first round.' },
+    phase: {
+      type: 'string',
+      enum: ['betting', 'running', 'between'],
+      description: 'between: no round is open; the fields describe the last one.',
+    },
+    betting_opens_at: { type: 'string', format: 'date-time', nullable: true },
+    betting_closes_at: { type: 'string', format: 'date-time', nullable: true },
   },
 } as const;
 
@@ -46,13 +50,17 @@ export function currentRoundRoutes(phases: RoundPhases): FastifyPluginAsync {
       '/api/rounds/current/:game',
       // Input is checked by parseGameParam for the seed's texts; the schema documents it.
       { schema: currentRoundSchema, validatorCompiler: () => () => true },
-      async (req, reply) => {
+      async (req) => {
         const game = parseGameParam(req.params.game);
         const p = phases.phase(game.slug as GameSlug);
-        if (!p || p.phase === 'finished') {
-          reply.header('retry-after', '1');
-          throw new UnavailableError(`no round of ${game.slug} is open right now`);
-        }
+        if (!p || p.phase === 'finished')
+          return {
+            game_slug: game.slug,
+            round_id: p ? p.roundId : null,
+            phase: 'between',
+            betting_opens_at: null,
+            betting_closes_at: null,
+          };
         return {
           game_slug: game.slug,
           round_id: p.opened.round_id,
