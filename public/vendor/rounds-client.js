@@ -174,10 +174,8 @@ var RoundsClient = class {
       {
         open: () => {
           if (ended || this.closed) return;
-          this.live = true;
           this.attempt = 0;
           this.setState({ state: "open", previous: this.current });
-          for (const s of this.subs.values()) this.start(s);
         },
         message: (e) => {
           if (!ended) this.receive(e);
@@ -192,6 +190,8 @@ var RoundsClient = class {
       }
     );
     this.conn = conn;
+    this.live = true;
+    for (const s of this.subs.values()) this.start(s);
   }
   lost(info) {
     if (this.closed) return;
@@ -359,6 +359,7 @@ function sseTransport(options = {}) {
       const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
       const streams = /* @__PURE__ */ new Map();
       let over = false;
+      let opened = false;
       const fail = (code, reason) => {
         if (over) return;
         over = true;
@@ -370,15 +371,6 @@ function sseTransport(options = {}) {
         if (r.lifecycle) q.set("lifecycle", "1");
         if (r.latest) q.set("latest", "1");
         if (r.since) q.set("since", r.since);
-        if (r.sub === "all" && prefix === "/sse") {
-          events.message({
-            type: "error",
-            sub: r.sub,
-            position: null,
-            data: { status: 404, error: "SSE has no stream of all games", op: "subscribe" }
-          });
-          return;
-        }
         const headers = { Accept: "text/event-stream" };
         if (ctx.credential) headers["X-API-Key"] = ctx.credential;
         const res = await doFetch(new URL(`${prefix}${segment(r.sub, prefix)}?${q}`, ctx.baseUrl), {
@@ -398,6 +390,10 @@ function sseTransport(options = {}) {
             });
           else fail(res.status, error);
           return;
+        }
+        if (!opened) {
+          opened = true;
+          events.open();
         }
         let last = "";
         const parser = new SseParser(
@@ -420,9 +416,6 @@ function sseTransport(options = {}) {
         }
         if (streams.get(r.sub) === abort) fail(void 0, "stream ended");
       };
-      queueMicrotask(() => {
-        if (!over) events.open();
-      });
       return {
         subscribe(r) {
           streams.get(r.sub)?.abort();
@@ -467,10 +460,15 @@ function websocketTransport(options = {}) {
       const url = `${(options.url ?? webSocketUrl)(ctx.baseUrl)}?envelope=1`;
       const ws = new Ctor(url, ctx.credential ? [ctx.credential] : []);
       let over = false;
+      const queue = [];
       const send = (o) => {
         if (ws.readyState === 1) ws.send(JSON.stringify(o));
+        else queue.push(JSON.stringify(o));
       };
-      ws.onopen = () => events.open();
+      ws.onopen = () => {
+        for (const text of queue.splice(0)) ws.send(text);
+        events.open();
+      };
       ws.onmessage = (m) => {
         let e;
         try {

@@ -153,19 +153,62 @@ describe('demo pages in headless Chromium, through the gateway', () => {
 
   it('index.html is live over SSE with every game on its card', async () => {
     const { page, errors } = await open('index.html');
-    await page.waitForFunction(
-      () =>
-        (window as unknown as W).__live >= 4 &&
-        document.querySelectorAll('.card[data-round-id]').length === 4 &&
-        document.querySelector('#status b')?.textContent === 'Live · SSE',
-      undefined,
-      { timeout: LIVE_TIMEOUT_MS },
-    );
+    await page
+      .waitForFunction(
+        () =>
+          (window as unknown as W).__live >= 4 &&
+          document.querySelectorAll('.card[data-round-id]').length === 4 &&
+          document.querySelector('#status b')?.textContent === 'Live · SSE',
+        undefined,
+        { timeout: LIVE_TIMEOUT_MS },
+      )
+      .catch(async (err: Error) => {
+        await shot(page, 'index-failed');
+        const state = await page.evaluate(() => ({
+          live: (window as unknown as W).__live,
+          cards: document.querySelectorAll('.card[data-round-id]').length,
+          status: document.querySelector('#status b')?.textContent,
+        }));
+        throw new Error(`${err.message}: ${JSON.stringify(state)}; page errors: ${errors.join(' | ')}`);
+      });
     const cards = await page.$$eval('.card', (cs) => cs.map((c) => (c as HTMLElement).dataset.game));
     expect(cards.sort()).toEqual(['crash', 'double', 'slot', 'wall-street']);
     expect(await page.locator('.card .strip > *').count()).toBeGreaterThan(4);
     expect(errors).toEqual([]);
     await shot(page, 'index');
+    await page.close();
+  });
+
+  it('index.html shows each game’s phase and countdown from lifecycle messages (issue 11 item 6)', async () => {
+    const { page, errors } = await open('index.html');
+    // Some card in its betting window or its flight: the engine opens a round of each game in turn.
+    await page.waitForFunction(
+      () =>
+        (window as unknown as { __lifecycle: number }).__lifecycle > 0 &&
+        [...document.querySelectorAll('.card .phase')].some((p) =>
+          ['betting', 'running'].includes((p as HTMLElement).dataset.phase ?? ''),
+        ),
+      undefined,
+      { timeout: LIVE_TIMEOUT_MS },
+    );
+    const phases = await page.$$eval('.card .phase', (ps) =>
+      ps.map((p) => [(p as HTMLElement).dataset.phase, p.textContent]),
+    );
+    for (const [phase, text] of phases) {
+      if (phase === 'betting') expect(text).toMatch(/^Betting · closes in \d+\.\d s$/);
+      if (phase === 'running') expect(text).toMatch(/^(Flying · \d+\.\d\d×|Betting closed · drawing)$/);
+      if (phase === 'finished') expect(text).toMatch(/^Round \d+ finished · next soon$/);
+    }
+    // The flight's multiplier is the public formula, floored to the cent.
+    expect(
+      await page.evaluate(() =>
+        (window as unknown as { __crashMultiplier(ms: number, speed?: number): number }).__crashMultiplier(
+          10_000,
+        ),
+      ),
+    ).toBe(Math.floor(Math.exp(0.6) * 100) / 100);
+    expect(errors).toEqual([]);
+    await shot(page, 'index-phases');
     await page.close();
   });
 
@@ -302,6 +345,16 @@ describe('demo pages in headless Chromium, through the gateway', () => {
     );
     expect(ids.length).toBeGreaterThan(5);
     for (let i = 1; i < ids.length; i++) expect((ids[i - 1] ?? 0) - (ids[i] ?? 0)).toBe(1);
+    // The WebSocket page resumed too (the stream client's position): per game, none missing.
+    const wsRows = await ws.page.$$eval('#rounds li.round', (lis) =>
+      lis.map(
+        (li) => [(li as HTMLElement).dataset.game, Number((li as HTMLElement).dataset.roundId)] as const,
+      ),
+    );
+    for (const game of ['crash', 'slot']) {
+      const gids = wsRows.filter(([g]) => g === game).map(([, id]) => id);
+      for (let i = 1; i < gids.length; i++) expect((gids[i - 1] ?? 0) - (gids[i] ?? 0)).toBe(1);
+    }
     expect([...ws.errors, ...sse.errors]).toEqual([]);
     await shot(sse.page, 'sse-after-edge-restart');
     await ws.page.close();

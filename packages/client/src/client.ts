@@ -220,10 +220,8 @@ export class RoundsClient {
       {
         open: () => {
           if (ended || this.closed) return;
-          this.live = true;
           this.attempt = 0;
           this.setState({ state: 'open', previous: this.current });
-          for (const s of this.subs.values()) this.start(s);
         },
         message: (e) => {
           if (!ended) this.receive(e);
@@ -238,6 +236,10 @@ export class RoundsClient {
       },
     );
     this.conn = conn;
+    // Subscriptions go at once: the transport holds them until it is connected (and an SSE or
+    // gRPC connection is its streams, so it is only `open` once one of them answered).
+    this.live = true;
+    for (const s of this.subs.values()) this.start(s);
   }
 
   private lost(info: CloseInfo): void {

@@ -29,7 +29,7 @@ export interface CloseInfo {
 
 /** What a connection reports. */
 export interface ConnectionEvents {
-  /** The connection is up: subscriptions may be sent. */
+  /** The connection is up (the first stream answered, for SSE and gRPC). */
   open(): void;
   message(e: Envelope): void;
   /** Once; the connection is over. */
@@ -38,6 +38,7 @@ export interface ConnectionEvents {
 
 /** An open (or opening) connection. */
 export interface Connection {
+  /** Asks for a subscription; called at once after `connect`, so held until the connection is up. */
   subscribe(r: SubscribeRequest): void;
   unsubscribe(sub: string): void;
   /** Closes it; `close` is not reported for a close asked by the client. */

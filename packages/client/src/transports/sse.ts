@@ -54,6 +54,7 @@ export function sseTransport(options: SseTransportOptions = {}): Transport {
       const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
       const streams = new Map<string, AbortController>();
       let over = false;
+      let opened = false;
       const fail = (code: number | string | undefined, reason: string) => {
         if (over) return;
         over = true;
@@ -66,15 +67,6 @@ export function sseTransport(options: SseTransportOptions = {}): Transport {
         if (r.lifecycle) q.set('lifecycle', '1');
         if (r.latest) q.set('latest', '1'); // /sse sends `initial` anyway; the gRPC proxy on request
         if (r.since) q.set('since', r.since);
-        if (r.sub === 'all' && prefix === '/sse') {
-          events.message({
-            type: 'error',
-            sub: r.sub,
-            position: null,
-            data: { status: 404, error: 'SSE has no stream of all games', op: 'subscribe' },
-          });
-          return;
-        }
         const headers: Record<string, string> = { Accept: 'text/event-stream' };
         if (ctx.credential) headers['X-API-Key'] = ctx.credential;
         const res = await doFetch(new URL(`${prefix}${segment(r.sub, prefix)}?${q}`, ctx.baseUrl), {
@@ -95,6 +87,10 @@ export function sseTransport(options: SseTransportOptions = {}): Transport {
             });
           else fail(res.status, error);
           return;
+        }
+        if (!opened) {
+          opened = true;
+          events.open();
         }
         let last = '';
         const parser = new SseParser(
@@ -118,9 +114,6 @@ export function sseTransport(options: SseTransportOptions = {}): Transport {
         if (streams.get(r.sub) === abort) fail(undefined, 'stream ended');
       };
 
-      queueMicrotask(() => {
-        if (!over) events.open();
-      });
       return {
         subscribe(r) {
           streams.get(r.sub)?.abort();

@@ -35,10 +35,15 @@ export function websocketTransport(options: WebSocketTransportOptions = {}): Tra
       const url = `${(options.url ?? webSocketUrl)(ctx.baseUrl)}?envelope=1`;
       const ws = new Ctor(url, ctx.credential ? [ctx.credential] : []);
       let over = false;
+      const queue: string[] = [];
       const send = (o: object) => {
         if (ws.readyState === 1) ws.send(JSON.stringify(o));
+        else queue.push(JSON.stringify(o));
       };
-      ws.onopen = () => events.open();
+      ws.onopen = () => {
+        for (const text of queue.splice(0)) ws.send(text);
+        events.open();
+      };
       ws.onmessage = (m: MessageEvent) => {
         let e: Envelope;
         try {
