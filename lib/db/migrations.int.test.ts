@@ -34,7 +34,7 @@ describe('migrations', () => {
     const versions = listMigrations().map((m) => m.version);
     expect(versions).toContain(1);
     const [a, b] = await Promise.all([migrate(sql, schema), migrate(sql, schema)]);
-    expect([...(a ?? []), ...(b ?? [])].sort()).toEqual(versions);
+    expect([...(a ?? []), ...(b ?? [])].sort((x, y) => x - y)).toEqual(versions);
     const recorded = await sql`select version from ${sql(schema)}.schema_migrations order by version`;
     expect(recorded.map((r) => r.version)).toEqual(versions);
   });
@@ -101,17 +101,25 @@ describe('migrations', () => {
       { table_name: 'access_round_bets', cols: 'operator_id,user_id,round_id' },
       { table_name: 'access_sessions', cols: 'session_id' },
       { table_name: 'api_keys', cols: 'key_id' },
+      { table_name: 'demo_wallets', cols: 'session_id' },
       { table_name: 'free_bets', cols: 'grant_id' },
       { table_name: 'games', cols: 'id' },
+      { table_name: 'operator_breakers', cols: 'operator_id' },
       { table_name: 'operators', cols: 'operator_id' },
+      { table_name: 'play_bets', cols: 'tx_id' },
       { table_name: 'projection_checkpoints', cols: 'projection,topic,partition' },
       { table_name: 'rounds', cols: 'game_id,round_id' },
       { table_name: 'schema_migrations', cols: 'version' },
       { table_name: 'settlement_bets', cols: 'tx_id' },
+      { table_name: 'settlement_cash_outs', cols: 'tx_id' },
+      { table_name: 'settlement_closes', cols: 'game,round_id' },
       { table_name: 'settlement_outbox', cols: 'type,tx_id' },
       { table_name: 'settlement_partitions', cols: 'partition' },
       { table_name: 'settlement_rounds', cols: 'game,round_id' },
       { table_name: 'wallet_balances', cols: 'operator_id,user_id,currency' },
+      { table_name: 'wallet_bets', cols: 'tx_id' },
+      { table_name: 'wallet_callbacks', cols: 'tx_id' },
+      { table_name: 'wallet_outbox', cols: 'id' },
       { table_name: 'wallet_transactions', cols: 'tx_id' },
     ]);
   });

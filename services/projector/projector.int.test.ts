@@ -3,7 +3,7 @@
  * a produced log, checkpoint equal to the high-water mark, dead-lettering of undecodable records.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { encode, latestSchema } from '../../lib/log/codec.ts';
+import { encode } from '../../lib/log/codec.ts';
 import { partitionOffsets, readRange } from '../../lib/log/kafka.ts';
 import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { createLogger } from '../../lib/logger.ts';
@@ -174,7 +174,7 @@ describe('rounds projector', () => {
     expect(third?.value).toEqual(otherEvent.value);
     expect(third?.headers['dlq-offset']).toBe('12');
     expect(third?.headers['dlq-reason']).toBe(
-      `schema id ${latestSchema(KEY_DELETED).id} is ${KEY_DELETED}, expected rounds-value`,
+      `schema subject ${KEY_DELETED} is not an event of the rounds topic`,
     );
     expect(first?.headers['dlq-partition']).toBe(String(first?.partition));
     expect(
