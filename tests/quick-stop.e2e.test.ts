@@ -90,7 +90,6 @@ beforeAll(async () => {
     PROJECTOR_GROUP: `t-stop-${id}-projector`,
     SETTLEMENT_GROUP: `t-stop-${id}-settlement`,
     WALLET_SAGA_GROUP: `t-stop-${id}-wallet-saga`,
-    WALLET_REPLAY_GROUP: `t-stop-${id}-wallet-replay`,
     SANDBOX_DB_SCHEMA: `t_stop_${id}_sbx`,
     SANDBOX_SECRET_FILE: join(tmp, 'signing-secret'),
     BOTS_OPERATOR_FILE: join(tmp, 'operator.json'),

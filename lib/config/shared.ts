@@ -39,9 +39,6 @@
  * - EDGE_SSE_MAX_BUFFER_BYTES: an SSE subscriber whose unsent bytes pass this is closed (1 MiB).
  * - EDGE_SSE_HEARTBEAT_MS: SSE `: heartbeat` comment period (15000 ms, seed 000 "Limits").
  * - EDGE_DRAIN_MS: on shutdown, window over which open streams are closed (5000 ms).
- * - WALLET_REPLAY_GROUP: consumer group whose offset on the wallet dead-letter topic a replay
- *   (`npm run dead-letters -- replay wallet`, `npm run wallet:replay`) moves over the prefix of replayed
- *   records; the replay ledger topic holds each replay (wallet-replay).
  * - CRYPTO_CURRENCIES: the crypto currencies accepted beside ISO 4217's and the precision of each (digits
  *   after the point of its minor unit), `CODE:PRECISION` comma-separated; `none` for no crypto
  *   (BTC:8,ETH:8,LTC:8,USDT:6,USDC:6; rules/money/currencies.ts). Every process that parses, stores or
@@ -182,14 +179,6 @@ export const edgeSection = section({
   }),
 });
 
-/** The replay group of the wallet dead-letter topic: the dead-letter tools move it, the saga's metrics read it. */
-export const deadLettersSection = section({
-  name: 'deadLetters',
-  prefixes: [],
-  shape: { WALLET_REPLAY_GROUP: z.string().min(1).default('wallet-replay') },
-  build: (r) => ({ walletReplayGroup: r.WALLET_REPLAY_GROUP }),
-});
-
 /** `BTC:8,ETH:8` → {BTC: 8, ETH: 8}; `none` → {}. Codes and precisions are checked by cryptoProblems. */
 const cryptoList = z
   .string()
@@ -219,7 +208,6 @@ const SHARED = [
   opsSection,
   authSection,
   edgeSection,
-  deadLettersSection,
   moneySection,
 ] as const;
 

@@ -1,8 +1,10 @@
 /**
  * Ops access to the wallet saga's durable callbacks (wallet_callbacks, migration 008; issue 12
  * item 3: "Ops list, inspect and re-drive parked and in-retry callbacks by operator, player, time
- * range or tx id"). Used by `npm run dead-letters -- callbacks …` and the admin REST endpoint; the
- * saga's dispatcher picks re-driven callbacks up like any due one.
+ * range or tx id"). Used by `npm run dead-letters -- callbacks …` (services/dead-letters) and the
+ * admin API's /admin/wallet/callbacks (services/api/access/wallet-callbacks.ts); the saga's
+ * dispatcher picks re-driven callbacks up like any due one. Nothing here validates input: callers
+ * pass checked values (a limit outside 1..1000 is clamped).
  *
  * Re-driving sets a parked or in-retry callback due now with its attempts counted from 0 again (a
  * fresh schedule); it keeps its provider_tx_id, webhook-id and body, so an operator that already
@@ -15,17 +17,57 @@ import type { Sql } from './pool.ts';
 export type CallbackStatus = 'due' | 'in_flight' | 'done' | 'parked' | 'skipped';
 export const CALLBACK_STATUSES: readonly CallbackStatus[] = ['due', 'in_flight', 'done', 'parked', 'skipped'];
 
+/**
+ * A status of a filter: a stored status, `retrying` (due with at least one attempt), `waiting`
+ * (parked or retrying: what ops look at) or `any`.
+ */
+export type CallbackStatusFilter = CallbackStatus | 'retrying' | 'waiting' | 'any';
+/** Every status a filter takes, the default first. */
+export const CALLBACK_STATUS_FILTERS = [
+  'waiting',
+  'parked',
+  'retrying',
+  'due',
+  'in_flight',
+  'done',
+  'skipped',
+  'any',
+] as const satisfies readonly CallbackStatusFilter[];
+/** The statuses a re-drive takes (the others are never re-driven). */
+export const REDRIVE_STATUSES = ['waiting', 'parked', 'retrying'] as const;
+/** Rows of one list or re-drive: at most `max`, `list` by default. */
+export const CALLBACK_LIMITS = { list: 100, max: 1000 } as const;
+
 /** Which callbacks: every given field must match. Times are Unix ms of the last change. */
 export interface CallbackFilter {
   /** Default: parked and in retry (due with at least one attempt). */
-  readonly status?: CallbackStatus | 'retrying' | 'waiting' | 'any';
+  readonly status?: CallbackStatusFilter;
   readonly operatorId?: string;
   readonly userId?: string;
   readonly txId?: number;
+  /** Any of these provider_tx_ids (with `txId`: both must match). */
+  readonly txIds?: readonly number[];
+  /** Last change at or after, Unix ms. */
   readonly from?: number;
+  /** Last change before, Unix ms. */
   readonly to?: number;
   /** At most this many rows, newest change first (1..1000, default 100). */
   readonly limit?: number;
+}
+
+/**
+ * Whether `f` names which callbacks (operator, player, tx id or time); a status alone does not.
+ * The command line and the admin API refuse a re-drive without one unless asked for all.
+ */
+export function hasSelection(f: CallbackFilter): boolean {
+  return (
+    f.operatorId !== undefined ||
+    f.userId !== undefined ||
+    f.txId !== undefined ||
+    (f.txIds !== undefined && f.txIds.length > 0) ||
+    f.from !== undefined ||
+    f.to !== undefined
+  );
 }
 
 /** One callback as ops see it. */
@@ -70,10 +112,15 @@ interface Row {
   last_request: string | null;
   last_response: string | null;
   job: unknown;
+  player_key: string;
+  seq: string;
+  lease_until: string | null;
 }
 
+const jobOf = (r: Row) => (typeof r.job === 'string' ? JSON.parse(r.job) : r.job) as CallbackJob;
+
 const view = (r: Row): CallbackView => {
-  const job = (typeof r.job === 'string' ? JSON.parse(r.job) : r.job) as CallbackJob;
+  const job = jobOf(r);
   return {
     tx_id: Number(r.tx_id),
     kind: r.kind,
@@ -107,29 +154,72 @@ function where(sql: Sql, f: CallbackFilter) {
         : status === 'waiting'
           ? sql`(status = 'parked' or (status = 'due' and attempts > 0))`
           : sql`status = ${status}`;
+  const ids = f.txIds ? f.txIds.map(String) : null;
   return sql`${byStatus}
     and (${f.operatorId ?? null}::text is null or operator_id = ${f.operatorId ?? null})
     and (${f.userId ?? null}::text is null or user_id = ${f.userId ?? null})
     and (${f.txId ?? null}::bigint is null or tx_id = ${f.txId ?? null})
+    and (${ids}::bigint[] is null or tx_id = any(${ids}::bigint[]))
     and (${f.from ?? null}::bigint is null or updated_at >= ${f.from ?? null})
     and (${f.to ?? null}::bigint is null or updated_at < ${f.to ?? null})`;
 }
 
-/** The callbacks matching `f`, newest change first. @throws the postgres.js error. */
-export async function listCallbacks(sql: Sql, f: CallbackFilter = {}): Promise<CallbackView[]> {
-  const limit = Math.min(Math.max(f.limit ?? 100, 1), 1000);
-  const rows = await sql<Row[]>`
+/** The rows matching `f`, newest change first, at most `limit`. */
+function rows(sql: Sql, f: CallbackFilter, limit: number) {
+  return sql<Row[]>`
     select tx_id::text, kind, bet_tx_id::text, operator_id, user_id, status, attempts, next_attempt_at::text,
            created_at::text, updated_at::text, leased_by, last_answer, last_code, last_error,
-           last_request, last_response, job
+           last_request, last_response, job, player_key, seq::text, lease_until::text
     from wallet_callbacks where ${where(sql, f)}
     order by updated_at desc, tx_id desc limit ${limit}`;
-  return rows.map(view);
+}
+
+/** The callbacks matching `f`, newest change first. @throws the postgres.js error. */
+export async function listCallbacks(sql: Sql, f: CallbackFilter = {}): Promise<CallbackView[]> {
+  const limit = Math.min(Math.max(f.limit ?? CALLBACK_LIMITS.list, 1), CALLBACK_LIMITS.max);
+  return (await rows(sql, f, limit)).map(view);
+}
+
+/** One callback with what `show` adds to the list's fields. */
+export interface CallbackDetail extends CallbackView {
+  /** What the saga sends: kind, tx ids, amount in minor units and the bet's context (rules/wallet/bodies.ts). */
+  readonly job: CallbackJob;
+  /** `operator_id:user_id`; debits of one player go in `seq` order. */
+  readonly player_key: string;
+  readonly seq: number;
+  /** Unix ms until which `leased_by` holds it (in flight), else null. */
+  readonly lease_until: number | null;
 }
 
 /** One callback by its provider_tx_id, or undefined. @throws the postgres.js error. */
-export async function getCallback(sql: Sql, txId: number): Promise<CallbackView | undefined> {
-  return (await listCallbacks(sql, { status: 'any', txId, limit: 1 }))[0];
+export async function getCallback(sql: Sql, txId: number): Promise<CallbackDetail | undefined> {
+  const [r] = await rows(sql, { status: 'any', txId }, 1);
+  if (!r) return undefined;
+  return {
+    ...view(r),
+    job: jobOf(r),
+    player_key: r.player_key,
+    seq: Number(r.seq),
+    lease_until: r.lease_until === null ? null : Number(r.lease_until),
+  };
+}
+
+const TIME_KEYS = ['next_attempt_at', 'created_at', 'updated_at', 'lease_until'] as const;
+type TimeKey = (typeof TIME_KEYS)[number];
+
+/** A callback as JSON for people and the admin API: its Unix ms times as ISO 8601 strings. */
+export type CallbackJson<C extends CallbackView = CallbackView> = {
+  readonly [K in keyof C]: K extends TimeKey ? (null extends C[K] ? string | null : string) : C[K];
+};
+
+/** `c` (a view or a detail) with ISO 8601 times. */
+export function callbackJson<C extends CallbackView>(c: C): CallbackJson<C> {
+  const out: Record<string, unknown> = { ...(c as object) };
+  for (const k of TIME_KEYS) {
+    const ms = out[k];
+    if (typeof ms === 'number') out[k] = new Date(ms).toISOString();
+  }
+  return out as unknown as CallbackJson<C>;
 }
 
 /**
@@ -146,8 +236,8 @@ export async function redriveCallbacks(
   dryRun = false,
 ): Promise<CallbackView[]> {
   const status = f.status ?? 'waiting';
-  if (!['waiting', 'parked', 'retrying'].includes(status)) return [];
-  const matching = await listCallbacks(sql, { ...f, status, limit: f.limit ?? 1000 });
+  if (!(REDRIVE_STATUSES as readonly string[]).includes(status)) return [];
+  const matching = await listCallbacks(sql, { ...f, status, limit: f.limit ?? CALLBACK_LIMITS.max });
   if (dryRun || matching.length === 0) return matching;
   const ids = matching.map((c) => String(c.tx_id));
   const rows = await sql<{ tx_id: string }[]>`

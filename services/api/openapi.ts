@@ -32,6 +32,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'auth', description: 'API keys, tokens and scopes (X-API-Key or Authorization: Bearer)' },
         { name: 'operators', description: 'Operators registry (admin API key)' },
         {
+          name: 'callbacks',
+          description:
+            "The wallet saga's parked and retrying operator callbacks: list, inspect, re-drive (admin API key)",
+        },
+        {
           name: 'sessions',
           description: 'Game access sessions (seed 001; operator bearer; RFC 7807 errors)',
         },

@@ -1,18 +1,23 @@
 /**
- * `npm run dead-letters -- list|show|replay` (scripts/dead-letters.ts), runnable in-process:
+ * `npm run dead-letters -- list|show|replay|callbacks` (scripts/dead-letters.ts), runnable in-process:
  *
  *   list   [topic...] [--limit n] [--json]     per topic and partition: offsets, reason, source, replays
  *   show   <topic> <partition:offset>           one record: headers, key, decoded value (JSON)
  *   replay <topic> --all | [--offset p:o]... [--tx-id n]... [--reason regex] [--dry-run] [--force]
+ *   callbacks list|show|redrive …              the saga's parked and retrying callbacks (callbacks.ts)
  *
- * Topics: `rounds` (rounds.dead-letter) and `wallet` (wallet-transactions.dead-letter).
- * Exit status: 0 done; 1 refused or failed (nothing matches, offset out of range, broker away…);
- * 2 bad arguments (unknown command, topic or option, malformed offset or pattern).
+ * Topics: `rounds` (rounds.dead-letter) and `wallet` (wallet-transactions.dead-letter): records their
+ * consumers could not decode or write. Parked callbacks are rows in Postgres: `callbacks`.
+ * Exit status: 0 done; 1 refused or failed (nothing matches, offset out of range, no such callback,
+ * broker or database away…); 2 bad arguments (unknown command, topic or option, malformed value).
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { Kafka } from 'kafkajs';
+import { createSql, isConnectionError, type Sql } from '../../lib/db/pool.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { createLogger, type Logger } from '../../lib/logger.ts';
+import { pattern, position, txId } from './args.ts';
+import { addCallbackCommands } from './callbacks.ts';
 import { type DeadLettersConfig, loadDeadLettersConfig } from './config.ts';
 import { DeadLetterError } from './errors.ts';
 import { formatList, listDeadLetters, showDeadLetter } from './inspect.ts';
@@ -28,29 +33,30 @@ export interface CliDeps {
   readonly env?: Record<string, string | undefined>;
   /** Client to use instead of one built from the settings. */
   readonly kafka?: Kafka;
+  /** Pool to use instead of one built from the settings (left open). */
+  readonly sql?: Sql;
+  /** Clock of `callbacks redrive`, Unix ms (default Date.now). */
+  readonly now?: () => number;
   readonly logger?: Logger;
 }
 
 const USAGE_CODES = new Set(['UNKNOWN_TOPIC', 'BAD_SELECTION']);
 
-function position(v: string, previous: { partition: number; offset: bigint }[] = []) {
-  const m = /^(\d{1,5}):(\d{1,19})$/.exec(v);
-  if (!m) throw new InvalidArgumentError(`expected partition:offset, e.g. 0:12; got "${v}"`);
-  return [...previous, { partition: Number(m[1]), offset: BigInt(m[2] as string) }];
-}
-
-function txId(v: string, previous: number[] = []) {
-  if (!/^\d{1,16}$/.test(v) || !Number.isSafeInteger(Number(v)))
-    throw new InvalidArgumentError(`not a provider_tx_id: "${v}"`);
-  return [...previous, Number(v)];
-}
-
-function pattern(v: string) {
-  try {
-    return new RegExp(v, 'i');
-  } catch (err) {
-    throw new InvalidArgumentError(`not a regular expression: ${(err as Error).message}`);
-  }
+/**
+ * A Postgres failure as the refusal it means: the database away, or a schema without the saga's
+ * table (wrong DATABASE_SCHEMA, or migrations never ran there).
+ */
+function databaseRefusal(err: unknown, config: DeadLettersConfig | undefined): DeadLetterError | undefined {
+  const where = config ? `${new URL(config.db.url).host} schema ${config.db.schema}` : 'DATABASE_URL';
+  if (isConnectionError(err))
+    return new DeadLetterError('DATABASE_UNREACHABLE', `cannot reach Postgres at ${where}`, { cause: err });
+  if ((err as { code?: string }).code === '42P01')
+    return new DeadLetterError(
+      'DATABASE_UNREACHABLE',
+      `no wallet_callbacks table in ${where} (DATABASE_SCHEMA; has the wallet saga run there?)`,
+      { cause: err },
+    );
+  return undefined;
 }
 
 const json = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x), 2);
@@ -64,14 +70,28 @@ export async function runDeadLettersCli(
   let config: DeadLettersConfig | undefined;
   let kafka: Kafka | undefined = deps.kafka;
   const logger = deps.logger ?? createLogger('dead-letters', 'warn');
-  const client = () => {
+  let ownSql: Sql | undefined;
+  const settings = () => {
     config ??= loadDeadLettersConfig(deps.env ?? process.env);
-    kafka ??= createKafka(config, 'dead-letters', logger);
-    return { config, kafka };
+    return config;
+  };
+  const client = () => {
+    const c = settings();
+    kafka ??= createKafka(c, 'dead-letters', logger);
+    return { config: c, kafka };
+  };
+  let usedSql = false;
+  const sql = () => {
+    usedSql = true;
+    if (deps.sql) return deps.sql;
+    ownSql ??= createSql(settings(), { max: 2 });
+    return ownSql;
   };
   const program = new Command()
     .name('dead-letters')
-    .description('List, inspect and replay the dead-letter topics (rounds, wallet)')
+    .description(
+      "List, inspect and replay the dead-letter topics (rounds, wallet) and the wallet saga's parked callbacks",
+    )
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
 
@@ -147,10 +167,13 @@ export async function runDeadLettersCli(
         );
     });
 
+  addCallbackCommands(program, { out: io.out, sql, now: deps.now ?? Date.now });
+
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return 0;
-  } catch (err) {
+  } catch (caught) {
+    const err = (usedSql && databaseRefusal(caught, config)) || caught;
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     if (err instanceof DeadLetterError) {
       io.err(`dead-letters: ${err.code}: ${err.message}`);
@@ -158,5 +181,7 @@ export async function runDeadLettersCli(
     }
     io.err(`dead-letters: ${(err as Error).stack ?? String(err)}`);
     return 1;
+  } finally {
+    await ownSql?.end({ timeout: 5 });
   }
 }

@@ -15,10 +15,14 @@ export type DeadLetterErrorCode =
   | 'OFFSET_OUT_OF_RANGE'
   /** A malformed or contradictory selection (e.g. --tx-id on the rounds topic, nothing selected). */
   | 'BAD_SELECTION'
-  /** The selection matched no record. */
-  | 'NOTHING_MATCHES';
+  /** The selection matched no record (or, for `callbacks redrive`, no parked or retrying callback). */
+  | 'NOTHING_MATCHES'
+  /** `callbacks show` of a provider_tx_id that has no callback. */
+  | 'NO_SUCH_CALLBACK'
+  /** Postgres of DATABASE_URL did not answer, or its schema has no wallet_callbacks table. */
+  | 'DATABASE_UNREACHABLE';
 
-/** A dead-letter command that was refused; nothing was appended. */
+/** A dead-letter command that was refused; nothing was appended or re-driven. */
 export class DeadLetterError extends AppError {
   declare readonly code: DeadLetterErrorCode;
 

@@ -149,7 +149,7 @@ export async function readDeadLetters(
         key: message.key,
         value: message.value,
         headers,
-        info: dlq.info(headers),
+        info: dlq.info(headers, message.value),
         replays: ledger.get(ledgerKey(topic, partition, message.offset)) ?? [],
       });
     },

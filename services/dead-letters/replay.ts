@@ -7,8 +7,9 @@
  * with today's schemas is skipped too (its consumer would only dead-letter it again).
  *
  * At-least-once: a crash between the re-append and the ledger write leaves the record replayable
- * once more. Harmless for both consumers: the rounds projector keeps the first row of a round
- * (`on conflict do nothing`), the operator answers a repeated provider_tx_id with its first answer.
+ * once more. Harmless for the consumers: the rounds projector keeps the first row of a round
+ * (`on conflict do nothing`); the wallet projector changes nothing for a replayed event, and the
+ * saga's bet processes decide from the bet's state, so an event read twice asks for nothing new.
  */
 import type { Kafka } from 'kafkajs';
 import { encode } from '../../lib/log/codec.ts';
@@ -31,7 +32,7 @@ export interface Selection {
 }
 
 export interface ReplayOptions {
-  readonly config: Pick<DeadLettersConfig, 'kafka' | 'deadLetters'>;
+  readonly config: Pick<DeadLettersConfig, 'kafka'>;
   readonly kafka: Kafka;
   readonly logger: Logger;
   /** Dead-letter topic name (topics.ts deadLetterTopic). */
@@ -72,16 +73,6 @@ export function describeSelection(s: Selection): string {
   ].join(' ');
 }
 
-function txIdOf(d: DeadLetter, decode: (v: Buffer | null) => unknown): number | null {
-  if (d.info.txId !== null) return d.info.txId;
-  try {
-    const tx = (decode(d.value) as { value?: { tx_id?: unknown } }).value?.tx_id;
-    return typeof tx === 'number' ? tx : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Replays the selected records of `opts.topic` as described above.
  * @throws DeadLetterError UNKNOWN_TOPIC, TOPIC_MISSING, BROKER_UNREACHABLE, BAD_SELECTION,
@@ -98,7 +89,7 @@ export async function replayDeadLetters(opts: ReplayOptions): Promise<ReplayOutc
   if (s.txIds?.length && dlq.name !== 'wallet')
     throw new DeadLetterError(
       'BAD_SELECTION',
-      `--tx-id selects wallet callbacks; ${dlq.name} records have none`,
+      `--tx-id selects wallet events by tx_id; ${dlq.name} records have none`,
     );
 
   const log = await readDeadLetters(opts.kafka, opts.config, dlq, opts.timeoutMs);
@@ -114,7 +105,7 @@ export async function replayDeadLetters(opts: ReplayOptions): Promise<ReplayOutc
     (d) =>
       s.all ||
       ((!s.offsets?.length || s.offsets.some((o) => o.partition === d.partition && o.offset === d.offset)) &&
-        (!s.txIds?.length || s.txIds.includes(txIdOf(d, dlq.decode) ?? -1)) &&
+        (!s.txIds?.length || s.txIds.includes(d.info.txId ?? -1)) &&
         (!s.reason || s.reason.test(d.info.reason ?? ''))),
   );
   if (matched.length === 0)
@@ -198,56 +189,5 @@ export async function replayDeadLetters(opts: ReplayOptions): Promise<ReplayOutc
   } finally {
     await producer.disconnect();
   }
-  if (dlq.progressGroup) await moveProgressGroup(opts, dlq.progressGroup(opts.config), log, replayed);
   return { ...outcome, replayed };
-}
-
-/**
- * Commits `groupId` on the dead-letter topic at the first record of each partition that is not
- * replayed (ledger or this run), so its lag counts the records still parked; a prefix only, since
- * a group offset cannot skip a hole. Best effort: the ledger is what prevents a second replay.
- * Commits as a member (a join takes milliseconds here); kafkajs' admin.setOffsets waits for a fetch
- * of a paused consumer, seconds.
- */
-async function moveProgressGroup(
-  opts: ReplayOptions,
-  groupId: string,
-  log: {
-    topic: string;
-    ranges: readonly { partition: number; high: bigint }[];
-    records: readonly DeadLetter[];
-  },
-  now: readonly Position[],
-): Promise<void> {
-  const done = new Set(now.map((p) => `${p.partition}/${p.offset}`));
-  const offsets = log.ranges.map((r) => {
-    const pending = log.records.find(
-      (d) => d.partition === r.partition && d.replays.length === 0 && !done.has(`${d.partition}/${d.offset}`),
-    );
-    return { topic: log.topic, partition: r.partition, offset: String(pending ? pending.offset : r.high) };
-  });
-  const consumer = opts.kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
-  try {
-    await consumer.connect();
-    const joined = new Promise((resolve) => consumer.on(consumer.events.GROUP_JOIN, resolve));
-    await consumer.subscribe({ topics: [log.topic], fromBeginning: true });
-    await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: async () => {} });
-    consumer.pause([{ topic: log.topic }]);
-    await joined;
-    const admin = opts.kafka.admin();
-    await admin.connect();
-    const [committed] = await admin
-      .fetchOffsets({ groupId, topics: [log.topic] })
-      .finally(() => admin.disconnect());
-    const cur = (p: number) => BigInt(committed?.partitions.find((x) => x.partition === p)?.offset ?? -1);
-    const forward = offsets.filter((o) => BigInt(o.offset) > cur(o.partition));
-    if (forward.length > 0) await consumer.commitOffsets(forward);
-  } catch (err) {
-    opts.logger.warn(
-      { err, groupId },
-      'could not move the replay group (the ledger still holds every replay)',
-    );
-  } finally {
-    await consumer.disconnect().catch(() => {});
-  }
 }

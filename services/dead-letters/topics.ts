@@ -5,16 +5,16 @@
  * - `rounds.dead-letter`: records of `rounds` the rounds projector could not decode; the original
  *   headers plus `dlq-reason`, `dlq-topic`, `dlq-partition`, `dlq-offset`, `dlq-projection`
  *   (services/projector/rounds/decode.ts).
- * - `wallet-transactions.dead-letter`: events whose operator callback the wallet saga parked;
- *   headers `reason`, `attempts`, `kind`, `tx-id`, `source-topic`, `source-partition`,
- *   `source-offset` (services/wallet-saga/executor.ts).
+ * - `wallet-transactions.dead-letter`: records of `wallet-transactions` a checkpointed consumer
+ *   (the wallet projector, settlement, the wallet saga) could not decode or write; the same `dlq-*`
+ *   headers (lib/log/dead-letter.ts). Callbacks the saga parks are not here: they stay in Postgres
+ *   (`wallet_callbacks`), listed and re-driven by `dead-letters callbacks …` (callbacks.ts).
  */
 import type { IHeaders } from 'kafkajs';
 import { DLQ_HEADERS } from '../../lib/log/dead-letter.ts';
 import { decodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import { TOPICS, type TopicKey } from '../../lib/log/topics.ts';
 import { decodeWalletEvent } from '../../lib/log/wallet-events.ts';
-import type { DeadLettersConfig } from './config.ts';
 import { DeadLetterError } from './errors.ts';
 
 /** What a dead-letter record says about itself, whatever its topic. */
@@ -26,11 +26,10 @@ export interface DeadLetterInfo {
     readonly partition: number | null;
     readonly offset: string | null;
   };
-  /** The parked callback's provider_tx_id (wallet only). */
+  /** The wallet event's tx_id, when its value decodes (wallet only). */
   readonly txId: number | null;
-  /** The parked callback's kind (wallet only). */
+  /** The wallet event's type, when its value decodes (wallet only). */
   readonly kind: string | null;
-  readonly attempts: number | null;
 }
 
 export interface DeadLetterTopic {
@@ -41,55 +40,50 @@ export interface DeadLetterTopic {
   readonly source: TopicKey;
   /** Headers added by the dead-lettering, left out of a replayed record. */
   readonly ownHeaders: readonly string[];
-  info(headers: Readonly<Record<string, string>>): DeadLetterInfo;
+  info(headers: Readonly<Record<string, string>>, value: Buffer | null): DeadLetterInfo;
   /** The decoded value, as plain JSON. @throws DecodeError when it does not decode (now). */
   decode(value: Buffer | null): unknown;
-  /**
-   * A consumer group whose committed offset a replay moves over the prefix of records all replayed
-   * (the wallet saga's parked-backlog metric reads it); none for rounds.
-   */
-  readonly progressGroup?: (config: Pick<DeadLettersConfig, 'deadLetters'>) => string;
 }
 
 const num = (v: string | undefined) => (v === undefined || !/^\d+$/.test(v) ? null : Number(v));
+
+/** Reason and source from the `dlq-*` headers of lib/log/dead-letter.ts. */
+const dlqInfo = (h: Readonly<Record<string, string>>) => ({
+  reason: h[DLQ_HEADERS.reason] ?? null,
+  source: {
+    topic: h[DLQ_HEADERS.topic] ?? null,
+    partition: num(h[DLQ_HEADERS.partition]),
+    offset: h[DLQ_HEADERS.offset] ?? null,
+  },
+});
 
 const rounds: DeadLetterTopic = {
   name: 'rounds',
   topic: 'roundsDeadLetter',
   source: 'rounds',
   ownHeaders: Object.values(DLQ_HEADERS),
-  info: (h) => ({
-    reason: h[DLQ_HEADERS.reason] ?? null,
-    source: {
-      topic: h[DLQ_HEADERS.topic] ?? null,
-      partition: num(h[DLQ_HEADERS.partition]),
-      offset: h[DLQ_HEADERS.offset] ?? null,
-    },
-    txId: null,
-    kind: null,
-    attempts: null,
-  }),
+  info: (h) => ({ ...dlqInfo(h), txId: null, kind: null }),
   decode: (value) => decodeRoundEvent(value),
 };
+
+/** tx_id and type of a wallet event, or nulls when it does not decode. */
+function walletEventOf(value: Buffer | null): { txId: number | null; kind: string | null } {
+  try {
+    const e = decodeWalletEvent(value);
+    const tx = (e.value as { tx_id?: unknown }).tx_id;
+    return { txId: typeof tx === 'number' ? tx : null, kind: e.type };
+  } catch {
+    return { txId: null, kind: null };
+  }
+}
 
 const wallet: DeadLetterTopic = {
   name: 'wallet',
   topic: 'walletDeadLetter',
   source: 'walletTransactions',
-  ownHeaders: ['reason', 'attempts', 'kind', 'tx-id', 'source-topic', 'source-partition', 'source-offset'],
-  info: (h) => ({
-    reason: h.reason ?? null,
-    source: {
-      topic: h['source-topic'] ?? null,
-      partition: num(h['source-partition']),
-      offset: h['source-offset'] ?? null,
-    },
-    txId: num(h['tx-id']),
-    kind: h.kind ?? null,
-    attempts: num(h.attempts),
-  }),
+  ownHeaders: Object.values(DLQ_HEADERS),
+  info: (h, value) => ({ ...dlqInfo(h), ...walletEventOf(value) }),
   decode: (value) => decodeWalletEvent(value),
-  progressGroup: (config) => config.deadLetters.walletReplayGroup,
 };
 
 /** Every dead-letter topic, by short name. */

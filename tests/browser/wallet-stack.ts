@@ -82,7 +82,6 @@ export function walletEnv(
       BOTS_OPERATOR_FILE: `${tmp}/operator.json`,
       WALLET_SAGA_HTTP_PORT: String(ports.saga),
       WALLET_SAGA_GROUP: `${ns}wallet-saga`,
-      WALLET_REPLAY_GROUP: `${ns}wallet-replay`,
       SETTLEMENT_HTTP_PORT: String(ports.settlement),
       SETTLEMENT_GROUP: `${ns}settlement`,
     },
@@ -91,9 +90,7 @@ export function walletEnv(
 
 /** Consumer groups the wallet services join (deleted by stop()). */
 export function walletGroups(env: Readonly<Record<string, string>>): string[] {
-  return [env.WALLET_SAGA_GROUP, env.SETTLEMENT_GROUP, env.WALLET_REPLAY_GROUP].filter(
-    (g): g is string => typeof g === 'string',
-  );
+  return [env.WALLET_SAGA_GROUP, env.SETTLEMENT_GROUP].filter((g): g is string => typeof g === 'string');
 }
 
 /**

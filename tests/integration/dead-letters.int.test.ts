@@ -1,9 +1,10 @@
 /**
- * The dead-letter command on a real broker and Postgres: records the rounds projector really
- * dead-lettered, and parked wallet callbacks as the saga writes them; list, show, and replay by
- * offset, tx id, reason or all, with a dry run, once per record (the ledger), `npm run
- * wallet:replay` sharing it; bad input (unknown topic, offset out of range, nothing matching,
- * malformed arguments, a missing topic) is refused with a clear message and appends nothing.
+ * The dead-letter command's topics on a real broker and Postgres: records the rounds projector really
+ * dead-lettered, and wallet events a checkpointed consumer refused, as lib/log/dead-letter.ts writes
+ * them (parked callbacks are rows in Postgres now: services/dead-letters/callbacks.int.test.ts);
+ * list, show, and replay by offset, tx id, reason or all, with a dry run, once per record (the
+ * ledger); bad input (unknown topic, offset out of range, nothing matching, malformed arguments, a
+ * missing topic) is refused with a clear message and appends nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadLetterMessage } from '../../lib/log/dead-letter.ts';
@@ -13,7 +14,6 @@ import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { encodeEvent, type WalletEvent } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { runDeadLettersCli } from '../../services/dead-letters/cli.ts';
-import { replayParked } from '../../services/dead-letters/wallet-replay.ts';
 import {
   buildRoundsProjector,
   ROUNDS_PROJECTION,
@@ -66,21 +66,22 @@ async function ends(): Promise<Record<string, string>> {
   return out;
 }
 
-/** A wallet event parked as services/wallet-saga/executor.ts parks it. */
-function parked(ev: WalletEvent, kind: string, txId: number, reason: string) {
-  return {
-    key: 'op-1:u-1',
-    value: encodeEvent(ev),
-    headers: {
+/** A wallet record dead-lettered by the checkpointed consumer `projection` (lib/log/dead-letter.ts). */
+function poison(value: Buffer, offset: number, reason: string, projection = 'wallet') {
+  return deadLetterMessage(
+    {
+      message: {
+        key: Buffer.from('op-1:u-1'),
+        value,
+        offset: String(offset),
+        timestamp: String(T0),
+        attributes: 0,
+        headers: { trace: 'abc' },
+      } as never,
       reason,
-      attempts: '11',
-      kind,
-      'tx-id': String(txId),
-      'source-topic': topicName(e.config, 'walletTransactions'),
-      'source-partition': '0',
-      'source-offset': String(txId),
     },
-  };
+    { topic: topicName(e.config, 'walletTransactions'), partition: 0, projection },
+  );
 }
 
 const settled = (tx: number): WalletEvent => ({
@@ -96,10 +97,7 @@ const settled = (tx: number): WalletEvent => ({
 });
 
 beforeAll(async () => {
-  e = await createTestEnv('dlq', {
-    TOPIC_PARTITIONS: '2',
-    WALLET_REPLAY_GROUP: `t-dlq-replay-${Date.now()}`,
-  });
+  e = await createTestEnv('dlq', { TOPIC_PARTITIONS: '2' });
   const admin = e.kafka.admin();
   await admin.connect();
   await ensureTopics(admin, e.config, ['walletTransactions', 'walletDeadLetter']);
@@ -142,9 +140,10 @@ beforeAll(async () => {
   await e.producer.send({
     topic: topics().walletDlq,
     messages: [
-      parked(settled(100), 'win', 101, 'HTTP 500 after 11 attempts'),
-      parked(settled(200), 'win', 201, 'HTTP 409 BET_NOT_FOUND'),
-      parked(settled(300), 'win', 301, 'HTTP 500 after 11 attempts'),
+      poison(encodeEvent(settled(100)), 10, 'value out of range for type bigint'),
+      poison(encodeEvent(settled(200)), 20, 'unknown schema id 99', 'settlement'),
+      poison(encodeEvent(settled(300)), 30, 'value out of range for type bigint'),
+      poison(Buffer.from('not avro'), 40, 'bad magic byte 110', 'wallet-saga'),
     ],
   });
 }, 90_000);
@@ -183,15 +182,16 @@ describe('dead-letters list and show', () => {
         }),
       ]),
     );
-    expect(wallet?.records.map((x) => [x.txId, x.kind, x.reason])).toEqual(
+    expect(wallet?.records.map((x) => [x.txId, x.kind, x.reason, x.source])).toEqual(
       expect.arrayContaining([
-        [101, 'win', 'HTTP 500 after 11 attempts'],
-        [201, 'win', 'HTTP 409 BET_NOT_FOUND'],
+        [100, 'BetSettled', 'value out of range for type bigint', `${topics().wallet}/0/10`],
+        [200, 'BetSettled', 'unknown schema id 99', `${topics().wallet}/0/20`],
+        [null, null, 'bad magic byte 110', `${topics().wallet}/0/40`],
       ]),
     );
     const text = await cli('list', 'wallet');
     expect(text.out).toContain(topics().walletDlq);
-    expect(text.out).toMatch(/tx 201 win .*HTTP 409 BET_NOT_FOUND/);
+    expect(text.out).toMatch(/tx 200 BetSettled .*unknown schema id 99/);
     expect(text.out).not.toContain(e.dlqTopic);
   });
 
@@ -201,13 +201,13 @@ describe('dead-letters list and show', () => {
       offset: string;
       txId: number;
     }[];
-    const at = rows.find((x) => x.txId === 201) as unknown as { partition: number; offset: string };
+    const at = rows.find((x) => x.txId === 200) as unknown as { partition: number; offset: string };
     const w = await cli('show', 'wallet-transactions.dead-letter', `${at.partition}:${at.offset}`);
     expect(w.code).toBe(0);
     const shown = JSON.parse(w.out);
     expect(shown).toMatchObject({
       key: 'op-1:u-1',
-      headers: { 'tx-id': '201', kind: 'win', reason: 'HTTP 409 BET_NOT_FOUND' },
+      headers: { trace: 'abc', 'dlq-reason': 'unknown schema id 99', 'dlq-projection': 'settlement' },
       decoded: { type: 'BetSettled', value: { tx_id: 200, outcome: 'won', win_tx_id: 201 } },
       decodeError: null,
       replayedTo: [],
@@ -223,7 +223,7 @@ describe('dead-letters list and show', () => {
 describe('dead-letters replay', () => {
   it('a dry run says what would be replayed and appends nothing', async () => {
     const before = await ends();
-    const r = await cli('replay', 'wallet', '--reason', 'http 500', '--dry-run', '--json');
+    const r = await cli('replay', 'wallet', '--reason', 'OUT OF RANGE', '--dry-run', '--json');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.out);
     expect(out).toMatchObject({ dryRun: true, matched: 2, alreadyReplayed: [], undecodable: [] });
@@ -232,8 +232,8 @@ describe('dead-letters replay', () => {
     expect(await ends()).toEqual(before);
   });
 
-  it('replays by tx id once, to the source topic without the dead-letter headers; wallet:replay shares the ledger', async () => {
-    const r = await cli('replay', 'wallet', '--tx-id', '201');
+  it('replays by tx id once, to the source topic without the dead-letter headers; --all the rest that decodes', async () => {
+    const r = await cli('replay', 'wallet', '--tx-id', '200');
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/1 matched; replayed 1 to/);
     const copies: { headers: Record<string, string>; value: Buffer | null }[] = [];
@@ -256,33 +256,32 @@ describe('dead-letters replay', () => {
     expect(copies).toHaveLength(1);
     expect(copies[0]?.value).toEqual(encodeEvent(settled(200)));
     expect(copies[0]?.headers).toEqual({
+      trace: 'abc',
       'replayed-from': expect.stringMatching(new RegExp(`^${topics().walletDlq}/\\d/\\d+$`)),
     });
 
-    const again = await cli('replay', 'wallet', '--tx-id', '201');
+    const again = await cli('replay', 'wallet', '--tx-id', '200');
     expect(again.code).toBe(0);
     expect(again.out).toMatch(/replayed 0 to[\s\S]*skipped .*replayed at/);
-    // wallet:replay replays the two others and skips the one already replayed.
-    expect(await replayParked({ config: e.config, kafka: e.kafka, logger })).toEqual({
-      replayed: 2,
-      skipped: 1,
-    });
-    expect(await replayParked({ config: e.config, kafka: e.kafka, logger })).toEqual({
-      replayed: 0,
-      skipped: 3,
-    });
-    // The replay group stands past every replayed record (the saga's parked-backlog metric).
-    const admin = e.kafka.admin();
-    await admin.connect();
-    const [committed] = await admin.fetchOffsets({
-      groupId: e.config.deadLetters.walletReplayGroup,
-      topics: [topics().walletDlq],
-    });
-    const dlqEnds = await admin.fetchTopicOffsets(topics().walletDlq);
-    await admin.disconnect();
-    expect(committed?.partitions.map((p) => p.offset).sort()).toEqual(dlqEnds.map((o) => o.high).sort());
-    const shown = JSON.parse((await cli('list', 'wallet', '--json')).out)[0].records as { replays: number }[];
-    expect(shown.every((x) => x.replays === 1)).toBe(true);
+    // --all: the two others that decode; the one replayed, and the one that does not decode, skipped.
+    const all = JSON.parse((await cli('replay', 'wallet', '--all', '--json')).out);
+    expect(all.replayed).toHaveLength(2);
+    expect(all.alreadyReplayed).toHaveLength(1);
+    expect(all.undecodable).toEqual([
+      expect.objectContaining({ reason: expect.stringMatching(/magic byte/) }),
+    ]);
+    const shown = JSON.parse((await cli('list', 'wallet', '--json')).out)[0].records as {
+      replays: number;
+      txId: number | null;
+    }[];
+    expect(shown.map((x) => [x.txId, x.replays]).sort()).toEqual(
+      [
+        [100, 1],
+        [200, 1],
+        [300, 1],
+        [null, 0],
+      ].sort(),
+    );
   });
 
   it('replays a rounds record by offset when it decodes now, skips one that still does not unless forced', async () => {
@@ -357,14 +356,15 @@ describe('dead-letters bad input', () => {
         1,
         /NOTHING_MATCHES: no record of .* matches --tx-id 999999/,
       ],
+      [['replay', 'wallet', '--tx-id', '12x'], 2, /option '--tx-id <id>' argument '12x' is invalid/],
       [['replay', 'wallet', '--reason', 'no such reason'], 1, /NOTHING_MATCHES/],
       [
         ['replay', 'rounds', '--tx-id', '1'],
         2,
-        /BAD_SELECTION: --tx-id selects wallet callbacks; rounds records have none/,
+        /BAD_SELECTION: --tx-id selects wallet events by tx_id; rounds records have none/,
       ],
       [['replay', 'wallet'], 2, /BAD_SELECTION: nothing selected/],
-      [['replay', 'wallet', '--all', '--tx-id', '201'], 2, /--all and a selection exclude each other/],
+      [['replay', 'wallet', '--all', '--tx-id', '200'], 2, /--all and a selection exclude each other/],
       [['replay', 'wallet', '--offset', 'abc'], 2, /expected partition:offset, e.g. 0:12; got "abc"/],
       [['replay', 'wallet', '--reason', '('], 2, /not a regular expression/],
       [['frobnicate'], 2, /unknown command 'frobnicate'/],

@@ -81,6 +81,21 @@ const ENDPOINTS: Endpoint[] = [
     problem: true,
   },
   {
+    name: 'POST /admin/wallet/callbacks/redrive (admin)',
+    url: '/admin/wallet/callbacks/redrive',
+    headers: admin,
+    body: () => ({
+      status: 'parked',
+      operator_id: 'op-1',
+      user_id: 'u1',
+      from: '2026-01-01T00:00:00Z',
+      to: '2026-01-02T00:00:00Z',
+      dry_run: true,
+    }),
+    texts: { status: undefined, operator_id: 128, user_id: 128, from: 35, to: 35 },
+    problem: true,
+  },
+  {
     name: 'POST /games/request-access',
     url: '/games/request-access',
     headers: operator,
@@ -252,6 +267,7 @@ describe('the input policy', () => {
     ['/api/history/type/color?limit=abc', 'limit', false],
     [`/sessions/00000000-0000-4000-8000-000000000000/transactions?pageSize=%00`, 'pageSize', true],
     [`/sessions/00000000-0000-4000-8000-000000000000/transactions?pageSize=1&x=%00`, 'x', true],
+    ['/admin/wallet/callbacks?operator_id=%00', 'operator_id', true],
   ] as const)('query %s → 400 naming %s', async (url, field, problem) => {
     const res = await t.app.inject({ url, headers: problem ? operator() : {} });
     expect(res.statusCode, res.body).toBe(400);

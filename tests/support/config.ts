@@ -7,7 +7,6 @@ import { configLoader } from '../../lib/config/core.ts';
 import {
   authSection,
   dbSection,
-  deadLettersSection,
   edgeSection,
   kafkaSection,
   moneySection,
@@ -34,7 +33,6 @@ export const loadConfig = configLoader([
   opsSection,
   authSection,
   edgeSection,
-  deadLettersSection,
   moneySection,
   apiSection,
   accessSection,

@@ -24,6 +24,7 @@ import { playRoutes } from './play.ts';
 import { requestAccessRoute } from './request-access.ts';
 import { roundRoute } from './round.ts';
 import { sessionRoutes } from './sessions.ts';
+import { walletCallbackRoutes } from './wallet-callbacks.ts';
 
 export interface AccessDeps {
   readonly config: Pick<ApiConfig, 'kafka' | 'access' | 'money'>;
@@ -61,6 +62,7 @@ export function accessRoutes(deps: AccessDeps): FastifyPluginAsync {
       return reply.code(status).type('application/problem+json').send(body);
     });
     operatorRoutes(app, { sql, table, now });
+    walletCallbackRoutes(app, { sql, table, now });
     requestAccessRoute(app, { config, sql, producer, now, currencies });
     sessionRoutes(app, { sql, now, currencies });
     playRoutes(app, { config, sql, producer, now, fetchBalance, currencies });

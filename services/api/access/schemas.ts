@@ -13,8 +13,10 @@ import {
   requestAccessBody,
 } from './input.ts';
 
-const problem = (description: string) => ({ $ref: 'Problem#', description }) as const;
-const adminErr = {
+/** A problem-JSON error response (shared schema `Problem`) with its description. */
+export const problem = (description: string) => ({ $ref: 'Problem#', description }) as const;
+/** The errors of every admin route: bad input, no key, a key without the admin scope. */
+export const adminErr = {
   400: problem('Invalid body (the field and rule are in detail).'),
   401: problem('Missing, malformed, unknown or revoked API key.'),
   403: problem('The key lacks the admin scope.'),
@@ -22,7 +24,8 @@ const adminErr = {
 const opErr = { 401: problem('Missing or wrong operator bearer.') } as const;
 const playErr = { 401: problem('Missing or wrong player bearer, or the session ended.') } as const;
 type Security = Record<string, string[]>[];
-const admin: Security = [{ apiKey: [] }, { bearer: [] }];
+/** Security of the admin routes: an admin API key (X-API-Key or bearer). */
+export const admin: Security = [{ apiKey: [] }, { bearer: [] }];
 const bearer: Security = [{ bearer: [] }];
 /** A success body: the named fields are described, the rest pass through as they are. */
 const ok = (description: string, properties: Record<string, { type: string; description?: string }>) =>
@@ -39,7 +42,8 @@ const idParams = docSchema(z.object({ id: z.string() }));
 const str = { type: 'string' } as const;
 const int = { type: 'integer' } as const;
 const nullableStr = { type: 'string', nullable: true } as const;
-const closed = (properties: Record<string, unknown>, description?: string) =>
+/** A response object schema whose every listed property is required. */
+export const closed = (properties: Record<string, unknown>, description?: string) =>
   ({
     type: 'object',
     ...(description ? { description } : {}),
