@@ -17,7 +17,7 @@ describe('per-service configuration', () => {
     const edge = loadEdgeConfig({ ...shared, GRPC_PORT: '50052', EDGE_WS_PORT: '9000' });
     expect(edge.grpc.port).toBe(50052);
     expect(edge.edge.wsPort).toBe(9000);
-    expect(Object.keys(edge).sort()).toEqual(['auth', 'db', 'edge', 'grpc', 'kafka', 'process']);
+    expect(Object.keys(edge).sort()).toEqual(['auth', 'db', 'edge', 'grpc', 'kafka', 'process', 'stream']);
     const engine = loadEngineConfig({ ...shared, ROUND_SPEED: '20' });
     expect(engine.engine.speed).toBe(20);
     expect(Object.keys(engine).sort()).toEqual(['engine', 'kafka', 'ops', 'process']);
