@@ -3,6 +3,8 @@
  * reconciliation reads that tests compare with the platform's read models.
  * - GET /_sandbox/faults → {rules}; PUT /_sandbox/faults with a JSON array of rules (faults.ts)
  *   replaces them → {rules}; DELETE /_sandbox/faults clears them → {rules: []}.
+ * - GET /_sandbox/quirks → {quirks, slowMs}; PUT /_sandbox/quirks with {quirks: [names], slowMs?}
+ *   (quirks.ts: rule-breakers for the conformance kit) replaces them; DELETE clears them.
  * - GET /_sandbox/ledger?user_id=&currency= → {user_id, currency, balance, balance_minor,
  *   transactions: [{operator_tx_id, kind, provider_tx_id, linked_tx_id, amount_minor, delta_minor,
  *   round_id, game, created_at}]} in ledger order; 404 ACCOUNT_NOT_FOUND for an account never seen.
@@ -15,14 +17,15 @@ import type { Sql } from '../../lib/db/pool.ts';
 import type { Currencies } from '../../rules/money/currencies.ts';
 import { errorBody, SandboxError } from './errors.ts';
 import { type FaultInjector, faultRulesSchema } from './faults.ts';
+import { type Quirks, quirksBodySchema } from './quirks.ts';
 import { check, parseJson } from './wire.ts';
 
 /** Registers /_sandbox/* on `app`. */
 export function registerAdmin(
   app: FastifyInstance,
-  deps: { sql: Sql; faults: FaultInjector; currencies: Currencies },
+  deps: { sql: Sql; faults: FaultInjector; quirks: Quirks; currencies: Currencies },
 ): void {
-  const { sql, faults, currencies } = deps;
+  const { sql, faults, quirks, currencies } = deps;
   // An account in a currency the table no longer has still shows its minor units.
   const balanceText = (minor: number, currency: string) =>
     currencies.isCurrency(currency) ? currencies.formatMinor(minor, currency) : String(minor);
@@ -34,6 +37,15 @@ export function registerAdmin(
   app.delete('/_sandbox/faults', async () => {
     faults.clear();
     return { rules: [] };
+  });
+  app.get('/_sandbox/quirks', async () => quirks.list());
+  app.put('/_sandbox/quirks', async (request) => {
+    quirks.set(check(quirksBodySchema, parseJson(request.body), 'quirks'));
+    return quirks.list();
+  });
+  app.delete('/_sandbox/quirks', async () => {
+    quirks.clear();
+    return quirks.list();
   });
 
   app.get('/_sandbox/ledger', async (request, reply) => {

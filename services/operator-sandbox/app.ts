@@ -19,6 +19,7 @@ import { errorBody, replyForError } from './errors.ts';
 import { FaultInjector } from './faults.ts';
 import { createMetrics } from './metrics.ts';
 import { ledgerMoney } from './money.ts';
+import { Quirks } from './quirks.ts';
 import { resolveSigningSecret } from './secret.ts';
 
 /** The sandbox ledger's migration files. */
@@ -53,6 +54,7 @@ export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyIn
   const money = ledgerMoney(currencyTable(config.money.crypto), config.sandbox.initialBalance);
   const webhook = new Webhook(await resolveSigningSecret(config.sandbox, logger));
   const faults = new FaultInjector(deps.random);
+  const quirks = new Quirks();
   const metrics = createMetrics();
   const closing = new AbortController();
 
@@ -78,11 +80,12 @@ export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyIn
     sql,
     webhook,
     faults,
+    quirks,
     metrics,
     money,
     closing: closing.signal,
   });
-  registerAdmin(app, { sql, faults, currencies: money.currencies });
+  registerAdmin(app, { sql, faults, quirks, currencies: money.currencies });
 
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {

@@ -2,7 +2,8 @@
  * The callback routes of both contract forms (seed 001 "Implemented by the operator"): form A POST
  * /wallet/{bet,win,balance,rollback}; form B GET with a JSON body on /webhooks/platform/rewards and
  * /webhooks/platform/rollback. Order per request: signature (Standard Webhooks over the raw body),
- * JSON, field validation, then the fault rule if any, then the ledger.
+ * JSON, field validation, then the fault rule if any, then the ledger. Quirks (quirks.ts) may skip
+ * the signature check, hold every answer, or switch ledger rules off.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -14,12 +15,15 @@ import type { Fault, FaultInjector } from './faults.ts';
 import { applyMovement, readBalance } from './ledger.ts';
 import type { SandboxMetrics } from './metrics.ts';
 import type { LedgerMoney } from './money.ts';
+import type { Quirks } from './quirks.ts';
 import { type CallbackKind, type Form, parseBalance, parseJsonObject, parseMovement } from './wire.ts';
 
 export interface CallbackDeps {
   readonly sql: Sql;
   readonly webhook: Webhook;
   readonly faults: FaultInjector;
+  /** Rules switched off for the conformance kit's tests (none by default). */
+  readonly quirks: Quirks;
   readonly metrics: SandboxMetrics;
   /** The currency table and the balance of an account at first sight. */
   readonly money: LedgerMoney;
@@ -141,7 +145,7 @@ export function registerCallbacks(app: FastifyInstance, deps: CallbackDeps): voi
         const count = (status: string) => deps.metrics.callbacks.inc({ kind: r.kind, form: r.form, status });
         try {
           const raw = typeof request.body === 'string' ? request.body : '';
-          verifySignature(deps.webhook, raw, request.headers);
+          if (!deps.quirks.has('accept-any-signature')) verifySignature(deps.webhook, raw, request.headers);
           const body = parseJsonObject(raw);
           let apply: () => Promise<Record<string, string>>;
           if (r.kind === 'balance') {
@@ -149,13 +153,14 @@ export function registerCallbacks(app: FastifyInstance, deps: CallbackDeps): voi
             apply = () => readBalance(deps.sql, b, deps.money);
           } else {
             const m = parseMovement(r.kind, r.form, body, deps.money.currencies);
-            apply = async () => (await applyMovement(deps.sql, m, deps.money)).response;
+            apply = async () => (await applyMovement(deps.sql, m, deps.money, deps.quirks)).response;
           }
           const fault = deps.faults.take(r.kind);
           if (fault) {
             deps.metrics.faults.inc({ mode: fault.mode });
             request.log.info({ kind: r.kind, fault: fault.mode }, 'injecting fault');
           }
+          if (deps.quirks.has('slow-answers')) await hold(deps.quirks.slowMs, reply, deps.closing);
           const sent = await answer(deps, reply, fault, apply);
           count(sent ? String(reply.statusCode) : 'dropped');
           return reply;

@@ -15,6 +15,8 @@ export const STATUS_OF = {
   IDEMPOTENCY_CONFLICT: 409,
   BET_ROLLED_BACK: 409,
   BET_NOT_FOUND: 409,
+  /** A rollback of a bet already settled by a win (or a zero-amount round close): no refund. */
+  BET_SETTLED: 409,
 } as const;
 
 export type SandboxCode = keyof typeof STATUS_OF;

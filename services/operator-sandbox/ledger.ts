@@ -2,13 +2,15 @@
  * The sandbox's ledger in Postgres (migrations/001_ledger.sql). Each money movement is one
  * transaction that first locks the player's account row (select … for update), so two callbacks
  * of one player, including two copies of the same callback sent at once, run one after the other;
- * the second then finds the first's row and answers with its stored response.
+ * the second then finds the first's row and answers with its stored response. Quirks (quirks.ts)
+ * switch single rules off, for the conformance kit's tests; each is named where it bites.
  */
 import pRetry from 'p-retry';
 import type postgres from 'postgres';
 import type { Sql } from '../../lib/db/pool.ts';
 import { SandboxError } from './errors.ts';
 import type { LedgerMoney } from './money.ts';
+import type { QuirkCheck } from './quirks.ts';
 import { type BalanceRequest, type Movement, movementResponse } from './wire.ts';
 
 /** The stored or fresh answer to a money callback; `replay` when it was stored before. */
@@ -58,20 +60,28 @@ async function rollbackOf(tx: Tx, betTxId: string): Promise<TxRow | undefined> {
   return row;
 }
 
+/** The first win booked on bet `betTxId` (a zero-amount round close counts: the bet is settled). */
+async function winOf(tx: Tx, betTxId: string): Promise<TxRow | undefined> {
+  const [row] = await tx<TxRow[]>`select * from transactions where kind = 'win' and linked_tx_id = ${betTxId}
+                                  order by operator_tx_id limit 1`;
+  return row;
+}
+
 /**
  * The balance change of `m` given the account's balance, or a stored answer to return instead.
- * @throws SandboxError INSUFFICIENT_FUNDS, BET_ROLLED_BACK, BET_NOT_FOUND.
+ * @throws SandboxError INSUFFICIENT_FUNDS, BET_ROLLED_BACK, BET_NOT_FOUND, BET_SETTLED.
  */
 async function decide(
   tx: Tx,
   m: Movement,
   balance: number,
   money: LedgerMoney,
+  quirks: QuirkCheck,
 ): Promise<{ delta: number; linked: string | null } | { stored: Record<string, string> }> {
   if (m.kind === 'bet') {
-    if (await rollbackOf(tx, m.providerTxId))
+    if (!quirks.has('accept-late-bet') && (await rollbackOf(tx, m.providerTxId)))
       throw new SandboxError('BET_ROLLED_BACK', `bet ${m.providerTxId} was rolled back before it arrived`);
-    if (balance < m.amountMinor) {
+    if (balance < m.amountMinor && !quirks.has('no-insufficient-funds-check')) {
       const f = (minor: number) => money.currencies.formatMinor(minor, m.currency);
       throw new SandboxError(
         'INSUFFICIENT_FUNDS',
@@ -86,7 +96,7 @@ async function decide(
     const bet = await findBetForWin(tx, m);
     const ref = m.linkedTxId ?? `of round ${m.roundId}`;
     if (!bet) throw new SandboxError('BET_NOT_FOUND', `no bet ${ref} for this player`);
-    if (await rollbackOf(tx, bet.provider_tx_id))
+    if (!quirks.has('credit-after-rollback') && (await rollbackOf(tx, bet.provider_tx_id)))
       throw new SandboxError('BET_ROLLED_BACK', `bet ${bet.provider_tx_id} was rolled back; no win on it`);
     return { delta: m.amountMinor, linked: bet.provider_tx_id };
   }
@@ -94,31 +104,62 @@ async function decide(
   // A second rollback of one bet, under another id, returns the first answer (contract).
   const earlier = await rollbackOf(tx, linked);
   if (earlier) return { stored: JSON.parse(earlier.response) as Record<string, string> };
+  // A settled bet keeps its stake (DESIGN.md "Money rules": never a rollback after a win).
+  const win = await winOf(tx, linked);
+  if (win && !quirks.has('refund-after-win'))
+    throw new SandboxError(
+      'BET_SETTLED',
+      `bet ${linked} was settled by win ${win.provider_tx_id}; no refund`,
+    );
   const [bet] = await tx<TxRow[]>`select * from transactions where kind = 'bet' and provider_tx_id = ${linked}
                                   and user_id = ${m.userId} and currency = ${m.currency}`;
   // Unknown bet: acknowledged with delta 0 and remembered, so the late bet is refused.
+  if (!bet && quirks.has('refund-unknown-rollback')) return { delta: m.amountMinor, linked };
   return { delta: bet ? Number(bet.amount_minor) : 0, linked };
 }
 
-async function applyOnce(sql: Sql, m: Movement, money: LedgerMoney): Promise<MovementResult> {
+/** The next operator_tx_id, taken before the row is written (the answer carries it). */
+async function nextOperatorTxId(tx: Tx): Promise<string> {
+  const [row] = await tx`select nextval(pg_get_serial_sequence('transactions', 'operator_tx_id')) as id`;
+  return String(row?.id);
+}
+
+/**
+ * Quirk `debit-duplicates`: a replayed bet debited again under a new operator_tx_id, with no
+ * ledger row (the id is taken), as a wallet without an idempotency key would.
+ */
+async function debitAgain(tx: Tx, m: Movement, balance: number, money: LedgerMoney): Promise<MovementResult> {
+  const id = await nextOperatorTxId(tx);
+  const next = balance - m.amountMinor;
+  await tx`update accounts set balance_minor = ${next}, updated_at = now()
+           where user_id = ${m.userId} and currency = ${m.currency}`;
+  return { response: movementResponse(m, id, balance, next, money.currencies), replay: false };
+}
+
+async function applyOnce(
+  sql: Sql,
+  m: Movement,
+  money: LedgerMoney,
+  quirks: QuirkCheck,
+): Promise<MovementResult> {
   return sql.begin(async (tx) => {
     const balance = await lockAccount(tx, m.userId, m.currency, money.initialMinor(m.currency));
     const [seen] = await tx<TxRow[]>`select * from transactions
                                      where kind = ${m.kind} and provider_tx_id = ${m.providerTxId}`;
     if (seen) {
-      if (seen.body_hash !== m.bodyHash)
+      const same = seen.body_hash === m.bodyHash;
+      if (!same && !quirks.has('ignore-amount-on-replay'))
         throw new SandboxError(
           'IDEMPOTENCY_CONFLICT',
           `${m.kind} ${m.providerTxId} was already received with a different body`,
         );
+      if (same && m.kind === 'bet' && quirks.has('debit-duplicates'))
+        return debitAgain(tx, m, balance, money);
       return { response: JSON.parse(seen.response) as Record<string, string>, replay: true };
     }
-    const d = await decide(tx, m, balance, money);
+    const d = await decide(tx, m, balance, money, quirks);
     if ('stored' in d) return { response: d.stored, replay: true };
-    const [{ id }] =
-      (await tx`select nextval(pg_get_serial_sequence('transactions', 'operator_tx_id')) as id`) as [
-        { id: string },
-      ];
+    const id = await nextOperatorTxId(tx);
     const next = balance + d.delta;
     const response = movementResponse(m, String(id), balance, next, money.currencies);
     await tx`update accounts set balance_minor = ${next}, updated_at = now()
@@ -136,10 +177,16 @@ async function applyOnce(sql: Sql, m: Movement, money: LedgerMoney): Promise<Mov
  * Two first sights of one id on two different accounts race on the unique key; the loser is run
  * again once and then meets the winner's row (IDEMPOTENCY_CONFLICT, the bodies differ). A new
  * account starts at `money.initialMinor(currency)`; balances are answered in the currency's precision.
+ * `quirks` (quirks.ts) are the rules switched off; NO_QUIRKS for a sandbox that keeps them all.
  * @throws SandboxError for every refusal; nothing is written then.
  */
-export async function applyMovement(sql: Sql, m: Movement, money: LedgerMoney): Promise<MovementResult> {
-  return pRetry(() => applyOnce(sql, m, money), {
+export async function applyMovement(
+  sql: Sql,
+  m: Movement,
+  money: LedgerMoney,
+  quirks: QuirkCheck,
+): Promise<MovementResult> {
+  return pRetry(() => applyOnce(sql, m, money, quirks), {
     retries: 1,
     minTimeout: 0,
     shouldRetry: (err) => (err as { code?: string }).code === '23505',
