@@ -24,10 +24,11 @@ export type Exchange =
 /** Keep-alive agents shared by every attempt of one saga. */
 export interface CallbackClient {
   /**
-   * Signs `req` with `secret` at `nowMs` and sends it. Never throws: a timeout (whole exchange
+   * Signs `req` with `secret` at `nowMs` and sends it; a null `secret` sends it with no webhook-*
+   * header (the conformance kit's unsigned request). Never throws: a timeout (whole exchange
    * longer than `timeoutMs`) and a connection error are results.
    */
-  send(req: CallbackRequest, secret: string, timeoutMs: number, nowMs: number): Promise<Exchange>;
+  send(req: CallbackRequest, secret: string | null, timeoutMs: number, nowMs: number): Promise<Exchange>;
   close(): void;
 }
 
@@ -57,7 +58,7 @@ export function createCallbackClient(maxSockets = 64): CallbackClient {
       const body = JSON.stringify(req.body);
       let headers: Record<string, string>;
       try {
-        headers = signHeaders(req.webhookId, body, secret, nowMs);
+        headers = secret === null ? {} : signHeaders(req.webhookId, body, secret, nowMs);
       } catch (err) {
         return { type: 'error', reason: `cannot sign: ${(err as Error).message}` };
       }

@@ -1,0 +1,77 @@
+/**
+ * An operator's callback configuration as stored in `operators` (lib/db/migrations 003, 008, 010):
+ * the row's columns read into rules/wallet/bodies.ts's OperatorConfig, with the retry policy
+ * (rules/retry/schedule.ts) and answer table (rules/wallet/answers.ts) parsed by their own rules.
+ * For every reader of an operator's callbacks outside the saga (the wallet conformance kit).
+ */
+import type { AmountFormat } from '../../rules/money/currencies.ts';
+import { parseRetryPolicy } from '../../rules/retry/schedule.ts';
+import { answerTable } from '../../rules/wallet/answers.ts';
+import type { OperatorConfig, RoundClose } from '../../rules/wallet/bodies.ts';
+import type { Sql } from './pool.ts';
+
+/** The callback configuration plus the balance callback's path (not part of a money callback). */
+export interface OperatorCallbackConfig extends OperatorConfig {
+  readonly balancePath: string;
+}
+
+/** The columns of `operators` the configuration is made of. */
+export interface OperatorConfigRow {
+  readonly operator_id: string;
+  readonly callback_form: 'A' | 'B';
+  readonly base_url: string;
+  readonly bet_path: string;
+  readonly win_path: string;
+  readonly rollback_path: string;
+  readonly balance_path: string;
+  readonly signing_secret: string;
+  readonly timeout_ms: number;
+  readonly retry_policy: unknown;
+  readonly answer_table: unknown;
+  readonly round_close: RoundClose;
+  readonly round_end_path: string | null;
+  readonly amount_format: AmountFormat;
+}
+
+const json = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
+
+/**
+ * The configuration of one `operators` row. The base URL loses its trailing slashes (bodies.ts
+ * joins paths to it).
+ * @throws RetryPolicyError or AnswerTableError for an unusable retry_policy or answer_table.
+ */
+export function operatorConfigFromRow(row: OperatorConfigRow): OperatorCallbackConfig {
+  return {
+    operatorId: row.operator_id,
+    form: row.callback_form,
+    baseUrl: row.base_url.replace(/\/+$/, ''),
+    betPath: row.bet_path,
+    winPath: row.win_path,
+    rollbackPath: row.rollback_path,
+    balancePath: row.balance_path,
+    signingSecret: row.signing_secret,
+    timeoutMs: Number(row.timeout_ms),
+    retrySchedule: parseRetryPolicy(json(row.retry_policy)),
+    // postgres.js hands jsonb over parsed: a preset arrives as its name.
+    answers: answerTable(row.answer_table),
+    roundClose: row.round_close,
+    roundEndPath: row.round_end_path,
+    amountFormat: row.amount_format,
+  };
+}
+
+/**
+ * The configuration of the enabled operator `operatorId`, or null when there is none (unknown or
+ * disabled).
+ * @throws RetryPolicyError, AnswerTableError for an unusable row; postgres errors.
+ */
+export async function readOperatorConfig(
+  sql: Sql,
+  operatorId: string,
+): Promise<OperatorCallbackConfig | null> {
+  const rows = await sql<OperatorConfigRow[]>`
+    select operator_id, callback_form, base_url, bet_path, win_path, rollback_path, balance_path,
+           signing_secret, timeout_ms, retry_policy, answer_table, round_close, round_end_path, amount_format
+    from operators where operator_id = ${operatorId} and disabled_at is null`;
+  return rows[0] ? operatorConfigFromRow(rows[0]) : null;
+}
