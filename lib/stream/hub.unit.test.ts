@@ -68,7 +68,7 @@ describe('FanOutHub lifecycle', () => {
     const seen: string[] = [];
     hub.subscribeLifecycle({
       selection: { kind: 'type', type: 'multiplier' },
-      lifecycle: (u, e: LifecycleEnvelopes) =>
+      lifecycle: (_u, e: LifecycleEnvelopes) =>
         seen.push(JSON.parse(e.for({ kind: 'type', type: 'multiplier' })).data.event),
     });
     hub.subscribeLifecycle({

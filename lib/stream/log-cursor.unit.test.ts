@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
 import { round } from '../../tests/support/edge.ts';
 import { lifecycleOf } from '../../tests/support/rounds-client.ts';
 import { encodeRoundEvent } from '../log/rounds-codec.ts';
@@ -40,23 +41,28 @@ async function drain(c: ReturnType<typeof logCursor>): Promise<Delivery[]> {
 }
 
 describe('logCursor', () => {
-  const crash = [1, 2, 3, 4].map((i) => round('crash', i));
-  const slot = [1, 2].map((i) => round('slot', i));
+  const [c1, c2, c3, c4] = [1, 2, 3, 4].map((i) => round('crash', i)) as [
+    RoundFinished,
+    RoundFinished,
+    RoundFinished,
+    RoundFinished,
+  ];
+  const [s1, s2] = [1, 2].map((i) => round('slot', i)) as [RoundFinished, RoundFinished];
   const double = round('double', 1);
   // Partition 0: crash (with a lifecycle pair) and double; partition 1: slot.
   const log = new Map<number, ChunkRecord[]>([
     [
       0,
       [
-        rec(0, 10, crash[0]!),
+        rec(0, 10, c1),
         rec(1, 20, double),
-        ...lifecycleOf(crash[1]!).map((e, i) => rec(2 + i, 25 + i, e)),
-        rec(4, 30, crash[1]!),
-        rec(5, 50, crash[2]!),
-        rec(6, 70, crash[3]!),
+        ...lifecycleOf(c2).map((e, i) => rec(2 + i, 25 + i, e)),
+        rec(4, 30, c2),
+        rec(5, 50, c3),
+        rec(6, 70, c4),
       ],
     ],
-    [1, [rec(0, 15, slot[0]!), rec(1, 40, slot[1]!)]],
+    [1, [rec(0, 15, s1), rec(1, 40, s2)]],
   ]);
 
   it('merges the partitions by append time, keeps only the wanted games, rounds and ids', async () => {
@@ -71,7 +77,7 @@ describe('logCursor', () => {
         [1, 2n],
       ]),
       games: new Set(['crash', 'slot']),
-      after: (g) => (g === 'crash' ? crash[0]!.round_id : 0),
+      after: (g) => (g === 'crash' ? c1.round_id : 0),
     });
     const got = await drain(c);
     expect(got.map((d) => [d.round.game_slug, d.appendedAt])).toEqual([

@@ -157,6 +157,7 @@ describe('WebTransport resume (Deno edge, Chromium)', () => {
     );
     await page.evaluate(
       ({ starts, targets }) => {
+        // biome-ignore lint/suspicious/noExplicitAny: the bundle's API, untyped in the page.
         const w = window as unknown as { rc: any; __replayed: number[] };
         w.__replayed = [];
         const client = w.rc.createRoundsClient({

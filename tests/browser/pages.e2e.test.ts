@@ -185,7 +185,7 @@ describe('demo pages in headless Chromium, through the gateway', () => {
     await page.waitForFunction(
       () =>
         (window as unknown as { __lifecycle: number }).__lifecycle > 0 &&
-        [...document.querySelectorAll('.card .phase')].some((p) =>
+        Array.from(document.querySelectorAll('.card .phase')).some((p) =>
           ['betting', 'running'].includes((p as HTMLElement).dataset.phase ?? ''),
         ),
       undefined,
