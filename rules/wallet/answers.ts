@@ -96,6 +96,8 @@ const COMMON_REFUSALS: Record<string, RefusalCode> = {
   SESSION_EXPIRED: 'SESSION_EXPIRED',
   TOKEN_EXPIRED: 'SESSION_EXPIRED',
   BET_ROLLED_BACK: 'BET_ROLLED_BACK',
+  // A rollback of a bet already settled (the sandbox's answer; the saga never asks one).
+  BET_SETTLED: 'OPERATOR_REFUSED',
 };
 const COMMON_DUPLICATES = ['DUPLICATE_TRANSACTION'];
 const COMMON_MISMATCHES = ['IDEMPOTENCY_CONFLICT'];

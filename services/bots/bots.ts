@@ -50,6 +50,30 @@ class HttpError extends Error {
 }
 
 /**
+ * How long to wait after a 409 BETTING_CLOSED (issue 11), ms: until its `next_round_opens_at` plus
+ * 50 to 550 ms, or 500 ms when it names none (a crash flight, whose end cannot be told); undefined
+ * for any other error.
+ */
+export function bettingClosedWait(
+  err: { status: number; message: string },
+  nowMs: number,
+  random: () => number,
+): number | undefined {
+  if (err.status !== 409) return undefined;
+  let body: { code?: unknown; next_round_opens_at?: unknown };
+  try {
+    body = JSON.parse(err.message) as typeof body;
+  } catch {
+    return undefined;
+  }
+  if (body.code !== 'BETTING_CLOSED') return undefined;
+  const opens =
+    typeof body.next_round_opens_at === 'string' ? Date.parse(body.next_round_opens_at) : Number.NaN;
+  const jitter = 50 + Math.round(random() * 500);
+  return Number.isFinite(opens) ? Math.max(0, opens - nowMs) + jitter : 500;
+}
+
+/**
  * Builds the bot fleet. `start` reads the operator file (config.bots.operatorFile).
  * @throws Error from start() when the operator file is missing or malformed.
  */
@@ -91,7 +115,7 @@ export function buildBots(deps: BotsDeps): Bots {
       signal: AbortSignal.any([abort.signal, AbortSignal.timeout(15_000)]),
     });
     const text = await res.text();
-    if (!res.ok) throw new HttpError(res.status, text.slice(0, 300));
+    if (!res.ok) throw new HttpError(res.status, text.slice(0, 1000));
     return JSON.parse(text) as T;
   }
 
@@ -120,6 +144,7 @@ export function buildBots(deps: BotsDeps): Bots {
       () => {},
     );
     while (!abort.signal.aborted) {
+      let pause = pauseMs(bots.betIntervalMs, random);
       try {
         player ??= await session(apiToken, i, game);
         await call('/play/bets', player, planBet(game, random));
@@ -127,6 +152,14 @@ export function buildBots(deps: BotsDeps): Bots {
         betsPlaced.inc();
       } catch (err) {
         if (abort.signal.aborted) break;
+        const wait = err instanceof HttpError ? bettingClosedWait(err, Date.now(), random) : undefined;
+        if (wait !== undefined) {
+          // Issue 11: bets only while a round's betting window is open. Not a failure: the bot
+          // comes back when the next window opens (a little after, as players do).
+          pause = wait;
+          await sleep(pause, undefined, { signal: abort.signal }).catch(() => {});
+          continue;
+        }
         if (err instanceof HttpError && (err.status === 401 || err.status === 410)) player = undefined;
         if (err instanceof HttpError && err.status < 500) {
           stats.refused += 1;
@@ -137,7 +170,7 @@ export function buildBots(deps: BotsDeps): Bots {
         }
         log.debug({ bot: i + 1, err: (err as Error).message }, 'bot request failed');
       }
-      await sleep(pauseMs(bots.betIntervalMs, random), undefined, { signal: abort.signal }).catch(() => {});
+      await sleep(pause, undefined, { signal: abort.signal }).catch(() => {});
     }
   }
 

@@ -194,7 +194,9 @@ export function parseMovement(
         ? check(form === 'A' ? SCHEMAS.winA : SCHEMAS.winB, body)
         : check(form === 'A' ? SCHEMAS.rollbackA : SCHEMAS.rollbackB, body);
   const amountMinor = minorOf(currencies, b.amount, knownCurrency(currencies, b.currency));
-  if (kind !== 'rollback' && amountMinor === 0)
+  // A win of 0 is the round close of a lost bet (issue 12 item 4: form A's zero-amount win, form
+  // B's rewards call), so only a bet must move money.
+  if (kind === 'bet' && amountMinor === 0)
     throw new SandboxError('BAD_REQUEST', `${kind} amount must be > 0`);
   return {
     kind,

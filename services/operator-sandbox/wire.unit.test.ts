@@ -124,9 +124,12 @@ describe('parseMovement', () => {
     );
   });
 
-  it('refuses a zero win but accepts a zero rollback', () => {
+  it('refuses a zero bet but accepts a zero win (the round close of a lost bet) and a zero rollback', () => {
+    expect(refusal(() => parseMovement('bet', 'A', { ...bet, amount: 0 })).message).toMatch(
+      /bet amount must be > 0/,
+    );
     const win = { ...bet, action: 'win', provider_tx_id: '5', amount: 0 };
-    expect(refusal(() => parseMovement('win', 'B', win)).message).toMatch(/win amount must be > 0/);
+    expect(parseMovement('win', 'B', win).amountMinor).toBe(0);
     const rb = { ...bet, action: 'rollback', provider_tx_id: 6, linked_tx_id: 4, amount: 0 };
     expect(parseMovement('rollback', 'A', rb).amountMinor).toBe(0);
   });

@@ -5,16 +5,12 @@
  * within that time; sessions never change the fields read here, so they are cached until evicted
  * (at most `maxSessions`, oldest first).
  */
+import { type OperatorCallbackConfig, readOperatorConfig } from '../../lib/db/operator-config.ts';
 import type { Sql } from '../../lib/db/pool.ts';
-import type { AmountFormat } from '../../rules/money/currencies.ts';
-import { parseRetryPolicy } from '../../rules/retry/schedule.ts';
-import { answerTable } from '../../rules/wallet/answers.ts';
-import type { OperatorConfig, RoundClose, SessionInfo } from '../../rules/wallet/bodies.ts';
+import type { SessionInfo } from '../../rules/wallet/bodies.ts';
 
 /** An operator's callback configuration plus what the breaker's balance probe needs. */
-export interface SagaOperator extends OperatorConfig {
-  readonly balancePath: string;
-}
+export type SagaOperator = OperatorCallbackConfig;
 
 export interface Directory {
   /** The operator's callback configuration, or null when unknown or disabled. @throws on a database error. */
@@ -25,49 +21,6 @@ export interface Directory {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-interface OperatorRow {
-  operator_id: string;
-  callback_form: 'A' | 'B';
-  base_url: string;
-  bet_path: string;
-  win_path: string;
-  rollback_path: string;
-  balance_path: string;
-  signing_secret: string;
-  timeout_ms: number;
-  retry_policy: unknown;
-  answer_table: unknown;
-  round_close: RoundClose;
-  round_end_path: string | null;
-  amount_format: AmountFormat;
-}
-
-const json = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
-
-/**
- * Maps a row to the configuration.
- * @throws RetryPolicyError or AnswerTableError for an unusable retry_policy or answer_table.
- */
-function operatorFromRow(row: OperatorRow): SagaOperator {
-  return {
-    operatorId: row.operator_id,
-    form: row.callback_form,
-    baseUrl: row.base_url.replace(/\/+$/, ''),
-    betPath: row.bet_path,
-    winPath: row.win_path,
-    rollbackPath: row.rollback_path,
-    balancePath: row.balance_path,
-    signingSecret: row.signing_secret,
-    timeoutMs: Number(row.timeout_ms),
-    retrySchedule: parseRetryPolicy(json(row.retry_policy)),
-    // postgres.js hands jsonb over parsed: a preset arrives as its name.
-    answers: answerTable(row.answer_table),
-    roundClose: row.round_close,
-    roundEndPath: row.round_end_path,
-    amountFormat: row.amount_format,
-  };
-}
-
 /** A directory over `sql` (search_path = the configured schema). */
 export function createDirectory(sql: Sql, cacheMs: number, maxSessions = 50_000): Directory {
   const operators = new Map<string, { at: number; value: SagaOperator | null }>();
@@ -76,11 +29,7 @@ export function createDirectory(sql: Sql, cacheMs: number, maxSessions = 50_000)
     async operator(operatorId, nowMs) {
       const hit = operators.get(operatorId);
       if (hit && nowMs - hit.at < cacheMs) return hit.value;
-      const rows = await sql<OperatorRow[]>`
-        select operator_id, callback_form, base_url, bet_path, win_path, rollback_path, balance_path,
-               signing_secret, timeout_ms, retry_policy, answer_table, round_close, round_end_path, amount_format
-        from operators where operator_id = ${operatorId} and disabled_at is null`;
-      const value = rows[0] ? operatorFromRow(rows[0]) : null;
+      const value = await readOperatorConfig(sql, operatorId);
       operators.set(operatorId, { at: nowMs, value });
       return value;
     },

@@ -106,14 +106,38 @@ export function playerBalance(
 }
 
 /** POST /play/bets of a player. */
-export function placeBet(
+export async function placeBet(
   base: string,
   p: Player,
   body: Record<string, unknown>,
 ): Promise<
   JsonReply<{ tx_id: number; round_id: number; count_register: number; detail?: string; code?: string }>
 > {
-  return send(`${base}/play/bets`, json('POST', body, p.token));
+  type Reply = JsonReply<{
+    tx_id: number;
+    round_id: number;
+    count_register: number;
+    detail?: string;
+    code?: string;
+    next_round_opens_at?: string | null;
+  }>;
+  // Bets are taken only while a round's betting window is open (issue 11). A bet that names no
+  // round waits for the next window, as a player does; one that names a round is sent as it is.
+  const until = Date.now() + 60_000;
+  for (;;) {
+    const r = await send<Reply['body']>(`${base}/play/bets`, json('POST', body, p.token));
+    if (
+      r.status !== 409 ||
+      r.body.code !== 'BETTING_CLOSED' ||
+      body.round_id !== undefined ||
+      Date.now() > until
+    )
+      return r;
+    const opens = r.body.next_round_opens_at ? Date.parse(r.body.next_round_opens_at) : Number.NaN;
+    await new Promise((res) =>
+      setTimeout(res, Number.isFinite(opens) ? Math.max(20, opens - Date.now() + 20) : 100),
+    );
+  }
 }
 
 /** A fault rule of the sandbox (services/operator-sandbox/faults.ts). */
