@@ -146,19 +146,30 @@ describe('the operator commits and the answer is lost or broken', () => {
     'win, $mode: retried and credited once',
     async ({ mode }) => {
       const p = await join(stack, 'double');
-      await setFaults(w().sandboxUrl, [{ kind: 'win', mode, count: 1 }]);
-      const win = await trio(stack, p);
-      expect(await faultsLeft(w().sandboxUrl)).toEqual([]);
-      expect(win.attempts).toBe(2);
+      // The fault must meet the win itself, not a lost bet's zero-amount round close (also a win).
+      await w().setOperator({ roundClose: 'none' });
+      try {
+        await setFaults(w().sandboxUrl, [{ kind: 'win', mode, count: 1 }]);
+        const win = await trio(stack, p, false);
+        expect(await faultsLeft(w().sandboxUrl)).toEqual([]);
+        expect(win.attempts).toBe(2);
+      } finally {
+        await w().setOperator({ roundClose: 'zero-win' });
+      }
     },
   );
 
   it('win callbacks failing transiently are retried with backoff until acknowledged, credited once', async () => {
     const p = await join(stack, 'double');
-    await setFaults(w().sandboxUrl, [{ kind: 'win', mode: 'error500', count: 3 }]);
-    const win = await trio(stack, p);
-    expect(await faultsLeft(w().sandboxUrl)).toEqual([]);
-    expect(win.attempts).toBe(4);
+    await w().setOperator({ roundClose: 'none' });
+    try {
+      await setFaults(w().sandboxUrl, [{ kind: 'win', mode: 'error500', count: 3 }]);
+      const win = await trio(stack, p, false);
+      expect(await faultsLeft(w().sandboxUrl)).toEqual([]);
+      expect(win.attempts).toBe(4);
+    } finally {
+      await w().setOperator({ roundClose: 'zero-win' });
+    }
   });
 });
 
@@ -190,7 +201,8 @@ describe('bets the platform or the operator refuses up front', () => {
     });
     expect(res.status).toBe(409);
     expect(res.contentType).toMatch(/^application\/problem\+json/);
-    expect(res.body).toMatchObject({ code: 'ROUND_CLOSED' });
+    // Issue 11: betting on that round closed with its BettingClosed.
+    expect(res.body).toMatchObject({ code: 'BETTING_CLOSED' });
     expect(await w().walletEnd()).toBe(before);
     expect(await rowsOf(stack, p.user)).toEqual([]);
     const l = await ledger(w().sandboxUrl, p.user);
@@ -283,7 +295,13 @@ async function checkTrios(placed: Awaited<ReturnType<typeof betOnFreshRound>>): 
     const payout = STAKE * 100 * (color === 'white' ? 14 : 2);
     const l = await ledger(w().sandboxUrl, b.player.user);
     expect(l.body.transactions.filter((t) => t.kind === 'bet')).toHaveLength(3);
-    expect(l.body.transactions.filter((t) => t.kind === 'win').map((t) => t.delta_minor)).toEqual([payout]);
+    // The win, and the two lost bets' zero-amount round closes.
+    expect(
+      l.body.transactions
+        .filter((t) => t.kind === 'win')
+        .map((t) => t.delta_minor)
+        .sort((x, y) => x - y),
+    ).toEqual([0, 0, payout]);
     expect(l.body.balance_minor).toBe(START_MINOR - 3 * STAKE * 100 + payout);
   }
 }

@@ -264,18 +264,28 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     metrics.inFlight.set(running.size);
   };
 
+  let lookDone: Promise<void> = Promise.resolve();
   const look = async (): Promise<void> => {
     if (looking) {
       again = true;
       return;
     }
     looking = true;
+    let finished!: () => void;
+    lookDone = new Promise((r) => {
+      finished = r;
+    });
     try {
       do {
         again = false;
         const room = deps.maxInFlight - running.size;
         if (stopped || room <= 0) break;
         const leased = await leaseCallbacks(sql, deps.owner, Math.min(room, 64), now(), deps.leaseMs);
+        if (stopped) {
+          // Stopped while leasing: give these back untouched, due at once for whoever runs next.
+          for (const c of leased) await releaseLease(sql, deps.owner, c.txId, now(), now()).catch(() => {});
+          break;
+        }
         for (const c of leased) track(c);
         if (leased.length === Math.min(room, 64)) again = true;
       } while (again && !stopped);
@@ -283,6 +293,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       log.warn({ err: (err as Error).message }, 'leasing callbacks failed; retried');
     } finally {
       looking = false;
+      finished();
     }
   };
 
@@ -311,6 +322,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       stopped = true;
       if (timer) clearTimeout(timer);
       timer = null;
+      // A lease in progress ends first (what it leased is then given back), so nothing is in
+      // flight that the wait below does not see.
+      await lookDone;
       if (running.size > 0)
         await Promise.race([
           Promise.allSettled([...running]),

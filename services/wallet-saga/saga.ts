@@ -155,10 +155,10 @@ export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
       if (stopping) return;
       stopping = true;
       if (sampler) clearInterval(sampler);
-      await consumer.stop();
-      // An attempt in progress ends by its own timeout at the latest; one cut off here is sent again
-      // by whoever leases it next (same id).
+      // No new lease from here; an attempt in progress ends by its own timeout at the latest, its
+      // result stored and appended (one cut off is sent again, same id, by whoever leases it next).
       await dispatcher.stop(15_000);
+      await consumer.stop();
       await Promise.all([outbox.stop(), prober.stop()]);
       await producer.disconnect().catch(() => {});
       client.close();

@@ -13,6 +13,7 @@ import { decodeWalletEvent, type WalletEvent } from '../../lib/log/wallet-events
 import { createLogger } from '../../lib/logger.ts';
 import { currencyTable } from '../../rules/money/currencies.ts';
 import type { RetryPolicy } from '../../rules/retry/schedule.ts';
+import type { RoundClose } from '../../rules/wallet/bodies.ts';
 import { ledgerMoney } from '../../services/operator-sandbox/money.ts';
 import { type ReconcileReport, reconcile } from '../../services/operator-sandbox/reconcile.ts';
 import { registerSandboxOperator } from '../../services/operator-sandbox/register.ts';
@@ -47,7 +48,11 @@ export interface WalletStack {
    * Changes the operator row's callback timeout (ms) and/or retry policy, then waits until the
    * saga's operator cache has expired, so the next callback uses them.
    */
-  setOperator(patch: { timeoutMs?: number; retryPolicy?: RetryPolicy }): Promise<void>;
+  setOperator(patch: {
+    timeoutMs?: number;
+    retryPolicy?: RetryPolicy;
+    roundClose?: RoundClose;
+  }): Promise<void>;
 }
 
 /** Ports and names the wallet services get in a stack. */
@@ -148,6 +153,8 @@ export async function registerWallet(env: Readonly<Record<string, string>>): Pro
         if (patch.retryPolicy !== undefined)
           await sql`update operators set retry_policy = ${sql.json({ ...patch.retryPolicy })}
                     where operator_id = ${op.operator_id}`;
+        if (patch.roundClose !== undefined)
+          await sql`update operators set round_close = ${patch.roundClose} where operator_id = ${op.operator_id}`;
         await sleep(config.walletSaga.cacheMs + 100);
       },
     };

@@ -15,14 +15,14 @@ import { ledger, newPlayer, type Player, placeBet, playerBalance } from './walle
 export const STAKE = 10;
 /** The trio's colours, in the order of its tx ids. */
 export const TRIO_COLORS = ['red', 'black', 'white'] as const;
-/** A bet placed this long (ms) after its round's predecessor finished may still be accepted late. */
-const FRESH_MS = 500;
+/** Betting window left (ms) for a trio to be placed in it: the double's is 1 s at ROUND_SPEED 10. */
+const MIN_WINDOW_MS = 500;
 
 /** A wallet_transactions row with numbers for ids and amounts. */
 export interface TxRow {
   tx_id: number;
   bet_tx_id: number;
-  kind: 'bet' | 'win' | 'rollback';
+  kind: 'bet' | 'win' | 'rollback' | 'close';
   status: string;
   round_status: string;
   amount_minor: number;
@@ -105,32 +105,29 @@ export async function expectSettled(
 }
 
 /**
- * Waits for a double round that has just finished, then every player bets a trio (red, black,
- * white, STAKE each) on the next round at once, so all of a trio's bets meet the same result.
+ * Waits for a double round whose betting window has just opened (GET /api/rounds/current/double,
+ * at least MIN_WINDOW_MS of it left), then every player bets a trio (red, black, white, STAKE each)
+ * on it at once, so all of a trio's bets meet the same result.
  * @returns per player the tx ids in TRIO_COLORS order and the round.
  */
 export async function betOnFreshRound(
   stack: StackWithWallet,
   players: readonly Player[],
 ): Promise<{ player: Player; txs: number[]; round: number }[]> {
-  const { sql } = stack.wallet;
-  const latest = async () => {
-    const [r] = await sql<{ round_id: string; age_ms: number }[]>`
-      select r.round_id, extract(epoch from (clock_timestamp() - r.finished_at)) * 1000 as age_ms
-      from games g join rounds r on r.game_id = g.id and r.round_id = g.last_round where g.slug = 'double'`;
-    return r ? { round: Number(r.round_id), ageMs: Number(r.age_ms) } : undefined;
+  const current = async () => {
+    const res = await fetch(`${stack.base}/api/rounds/current/double`);
+    return (await res.json()) as { round_id: number | null; phase: string; betting_closes_at: string | null };
   };
-  const start = (await latest())?.round ?? 0;
-  const fresh = await waitFor(
-    'a double round that just finished',
+  const round = await waitFor(
+    'a double round taking bets',
     async () => {
-      const l = await latest();
-      return l && l.round > start && l.ageMs < FRESH_MS ? l.round : undefined;
+      const c = await current();
+      const left = c.betting_closes_at ? Date.parse(c.betting_closes_at) - Date.now() : 0;
+      return c.phase === 'betting' && left >= MIN_WINDOW_MS ? (c.round_id as number) : undefined;
     },
     30_000,
     25,
   );
-  const round = fresh + 1;
   return Promise.all(
     players.map(async (player) => {
       const replies = await Promise.all(
@@ -146,10 +143,11 @@ export async function betOnFreshRound(
 
 /**
  * One player's trio, settled: three debits, exactly one win of the right payout credited once, the
- * ledger, wallet_balances and the reconciliation in agreement.
+ * two lost bets' rounds closed with zero-amount wins (`closes`: the operator's round_close is
+ * zero-win), the ledger, wallet_balances and the reconciliation in agreement.
  * @returns the win's row.
  */
-export async function trio(stack: StackWithWallet, p: Player): Promise<TxRow> {
+export async function trio(stack: StackWithWallet, p: Player, closes = true): Promise<TxRow> {
   const [placed] = await betOnFreshRound(stack, [p]);
   const txs = placed?.txs ?? [];
   await expectSettled(stack, txs);
@@ -167,13 +165,24 @@ export async function trio(stack: StackWithWallet, p: Player): Promise<TxRow> {
   expect(wins).toMatchObject([
     { tx_id: (won[0]?.tx_id as number) + 1, status: 'succeeded', amount_minor: payout },
   ]);
+  // The two lost bets closed their round at the operator with a zero-amount win (issue 12 item 4),
+  // unless the operator closes no rounds.
+  const lost = closes ? bets.filter((r) => r.round_status === 'lost').map((r) => r.tx_id + 1) : [];
+  expect(rows.filter((r) => r.kind === 'close').map((r) => [r.tx_id, r.status, r.amount_minor])).toEqual(
+    lost.map((id) => [id, 'succeeded', 0]),
+  );
   const l = await ledger(stack.wallet.sandboxUrl, p.user);
   expect(l.body.transactions.filter((t) => t.kind === 'bet').map((t) => t.delta_minor)).toEqual([
     -STAKE * 100,
     -STAKE * 100,
     -STAKE * 100,
   ]);
-  expect(l.body.transactions.filter((t) => t.kind === 'win').map((t) => t.delta_minor)).toEqual([payout]);
+  expect(
+    l.body.transactions
+      .filter((t) => t.kind === 'win')
+      .map((t) => t.delta_minor)
+      .sort((a, b) => a - b),
+  ).toEqual([0, 0, payout]);
   expect(l.body.transactions.filter((t) => t.kind === 'rollback')).toEqual([]);
   expect(l.body.balance_minor).toBe(100_000 - 3 * STAKE * 100 + payout);
   expect(await balanceRow(stack, p.user)).toBe(l.body.balance);
