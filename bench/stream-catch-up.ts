@@ -22,7 +22,7 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type BenchLog, cpuOf, openBenchLog, procStats, sleep, startNodeEdge } from './edge-harness.ts';
-import { awaitDeliveries, type ClientGroup, processClients } from './edge-pool.ts';
+import { awaitDeliveries, type ClientGroup, perRound, processClients } from './edge-pool.ts';
 import { latencySummary, report, writeResults } from './lib.ts';
 
 const { values } = parseArgs({
@@ -99,6 +99,8 @@ async function live(log: BenchLog, group: ClientGroup, held: number, edgePid: nu
   return {
     delivered: `${s.count} / ${held * LIVE_ROUNDS}`,
     ...latencySummary(s.latencies),
+    // Per round: its first receiver (the edge's own delay plus one client) and the spread to the last.
+    ...perRound(s),
     edgeCpuPct: ((procStats(edgePid).cpuS - cpu0) / wall) * 100,
   };
 }
@@ -175,6 +177,8 @@ try {
           'p50 ms': alone.p50.toFixed(1),
           'p99 ms': alone.p99.toFixed(1),
           'max ms': alone.max.toFixed(1),
+          'first rcv p50': alone.firstP50.toFixed(1),
+          'span p50/p99': `${alone.spanP50.toFixed(1)} / ${alone.spanP99.toFixed(1)}`,
           'edge CPU %': alone.edgeCpuPct.toFixed(0),
           'p99 change': '',
         },
@@ -184,6 +188,8 @@ try {
           'p50 ms': during.p50.toFixed(1),
           'p99 ms': during.p99.toFixed(1),
           'max ms': during.max.toFixed(1),
+          'first rcv p50': during.firstP50.toFixed(1),
+          'span p50/p99': `${during.spanP50.toFixed(1)} / ${during.spanP99.toFixed(1)}`,
           'edge CPU %': during.edgeCpuPct.toFixed(0),
           'p99 change': `${(change * 100).toFixed(0)} %`,
         },

@@ -43,6 +43,8 @@ export interface CatchUpJob {
   blocked(): boolean;
   /** True once the subscriber is gone (closed, slow, revoked). */
   gone(): boolean;
+  /** Runs a visit's emits at once (a transport packs them into one write: WebSocket cork). */
+  batch?(run: () => void): void;
 }
 
 export interface CatchUpResult {
@@ -168,19 +170,23 @@ export class CatchUpScheduler {
     const n = Math.min(BATCH, r.bucket.available(now), this.total.available(now));
     let given = 0;
     let end = false;
-    while (given < n) {
-      const d = r.job.cursor.next();
-      if (d === END) {
-        end = true;
-        break;
+    const run = () => {
+      while (given < n) {
+        const d = r.job.cursor.next();
+        if (d === END) {
+          end = true;
+          break;
+        }
+        if (d === null) {
+          this.load(r);
+          break;
+        }
+        r.job.emit(d);
+        given++;
       }
-      if (d === null) {
-        this.load(r);
-        break;
-      }
-      r.job.emit(d);
-      given++;
-    }
+    };
+    if (n > 0 && r.job.batch) r.job.batch(run);
+    else run();
     r.sent += given;
     r.bucket.take(given);
     this.total.take(given);
@@ -196,6 +202,9 @@ export class CatchUpScheduler {
     while (this.jobs.length > 0 && idleVisits < this.jobs.length) {
       const now = performance.now();
       if (now - start >= this.opts.sliceMs) break;
+      // Out of the edge's tokens: stop here, so the next turn resumes with the same subscriber
+      // (else one could be visited whenever tokens are there and another whenever they are not).
+      if (this.total.available(now) < 1) break;
       this.next %= this.jobs.length;
       const r = this.jobs[this.next] as Running;
       this.next++;

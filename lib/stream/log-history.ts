@@ -40,9 +40,9 @@ export interface LogHistoryOptions {
   readonly kafka: Kafka;
   readonly topic: string;
   readonly logger: Logger;
-  /** Offsets per chunk (default 2000). */
+  /** Offsets per chunk (default 1000). */
   readonly chunkRecords?: number;
-  /** Chunks kept (default 32: about 64k rounds). */
+  /** Chunks kept (default 12: about 12k rounds, decoded; more costs the live path GC pauses). */
   readonly cacheChunks?: number;
   /** A chunk read taking longer fails, ms (default 15000). */
   readonly readTimeoutMs?: number;
@@ -106,8 +106,8 @@ export class LogHistory {
   private stopped = false;
 
   constructor(private readonly opts: LogHistoryOptions) {
-    this.chunkRecords = BigInt(opts.chunkRecords ?? 2000);
-    this.cacheChunks = opts.cacheChunks ?? 32;
+    this.chunkRecords = BigInt(opts.chunkRecords ?? 1000);
+    this.cacheChunks = opts.cacheChunks ?? 12;
     this.timeoutMs = opts.readTimeoutMs ?? 15_000;
   }
 

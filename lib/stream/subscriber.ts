@@ -39,6 +39,8 @@ export interface StreamSink {
   blocked(): boolean;
   /** True once the stream is gone (closed, ended as slow, revoked). */
   gone(): boolean;
+  /** Runs several writes as one (optional: a transport that can pack them, e.g. WebSocket cork). */
+  batch?(run: () => void): void;
   /** Too many live rounds held while catching up: end the stream as slow. */
   overflow(sub: StreamSubscription): void;
   /** The catch-up could not read the log: end the stream so that the client retries from its position. */
@@ -160,6 +162,7 @@ export class StreamSubscription implements Subscription, LifecycleSubscription {
               },
               blocked: () => this.sink.blocked(),
               gone: () => this.closed || this.sink.gone(),
+              ...(this.sink.batch ? { batch: (run: () => void) => this.sink.batch?.(run) } : {}),
             });
       const complete = result.outcome === 'done';
       outcome = {

@@ -70,6 +70,16 @@ export class SseSink implements StreamSink {
     return this.buffered() > this.hooks.limitBytes / 2;
   }
 
+  /** A catch-up visit's events leave in one write (the response corked meanwhile). */
+  batch(run: () => void): void {
+    this.res.cork();
+    try {
+      run();
+    } finally {
+      this.res.uncork();
+    }
+  }
+
   /** `initial` for the latest round sent on subscribe, `message` for every other round. */
   round(d: Delivery, kind: RoundKind, sub: StreamSubscription): void {
     if (!this.writable()) return;

@@ -17,6 +17,8 @@ export interface WsLink {
   send(text: string): void;
   /** Counts a round written (edge_deliveries_total). */
   delivered(): void;
+  /** Runs `run` with the socket corked: its sends leave in one write. */
+  cork(run: () => void): void;
   /** Unsent bytes of the socket. */
   buffered(): number;
   readonly closed: boolean;
@@ -56,6 +58,10 @@ export class WsSink implements StreamSink {
 
   blocked(): boolean {
     return this.link.buffered() > this.catchUpLimit;
+  }
+
+  batch(run: () => void): void {
+    this.link.cork(run);
   }
 
   gone(): boolean {

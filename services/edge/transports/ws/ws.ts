@@ -288,6 +288,10 @@ export function createWsTransport(): Transport {
                 {
                   send: (text) => sendTo(ws, text),
                   delivered: () => delivered.inc(),
+                  cork: (run) => {
+                    if (data.closed) run();
+                    else ws.cork(run);
+                  },
                   buffered: () => (data.closed ? 0 : ws.getBufferedAmount()),
                   get closed() {
                     return data.closed;
