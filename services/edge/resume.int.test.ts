@@ -259,6 +259,21 @@ describe('SSE', () => {
   });
 });
 
+describe('gRPC through the browser proxy', () => {
+  it('answers the preflight of a fetch-based stream client (credential and Last-Event-ID headers)', async () => {
+    const res = await fetch(`http://127.0.0.1:${edge.httpPort}/grpc-proxy/stream/crash`, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'https://casino.example',
+        'Access-Control-Request-Headers': 'x-api-key, last-event-id',
+      },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-headers')).toMatch(/Last-Event-ID, X-API-Key/);
+  });
+});
+
 describe('gRPC', () => {
   const md = new Metadata();
   const collect = <T>(call: NodeJS.EventEmitter) => {

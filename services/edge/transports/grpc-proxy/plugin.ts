@@ -211,6 +211,18 @@ export function grpcProxyPlugin(opts: GrpcProxyOptions): FastifyPluginAsync {
       '/grpc-proxy/stream/:game',
       stream((c, req) => c.StreamByGame({ game_slug: req.params.game, filter: filter(req) }, md(req))),
     );
+    // Preflight for fetch-based stream clients that send headers (Last-Event-ID, a key), as /sse has.
+    app.options('/grpc-proxy/*', async (_req, reply) =>
+      reply
+        .code(204)
+        .headers({
+          'Access-Control-Allow-Origin': '*',
+          'Access-Control-Allow-Methods': 'GET, OPTIONS',
+          'Access-Control-Allow-Headers': 'Content-Type, Last-Event-ID, X-API-Key, Authorization',
+          'Access-Control-Max-Age': '600',
+        })
+        .send(),
+    );
     app.get(
       '/grpc-proxy/games',
       unary(
