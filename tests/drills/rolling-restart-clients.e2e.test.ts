@@ -24,7 +24,13 @@ import {
   recordProblems,
   serveClientBundle,
 } from '../support/client-page.ts';
-import { createDrillEnv, type DrillEnv, type EdgeProcess, roundsInLog } from '../support/drill.ts';
+import {
+  awaitRoundsOfEveryGame,
+  createDrillEnv,
+  type DrillEnv,
+  type EdgeProcess,
+  roundsInLog,
+} from '../support/drill.ts';
 import { waitFor } from '../support/poll.ts';
 import { devCertDir, freePort, timedStop } from '../support/processes.ts';
 import { startWtEdge, type WtEdgeProcess } from '../support/webtransport.ts';
@@ -71,15 +77,7 @@ describe('rolling restart of two edges of each kind under the stream client', ()
     const topic = topicName(d.config, 'rounds');
     const engine = d.start('services/round-engine/main.ts', { ROUND_SPEED: '60' });
     try {
-      await waitFor(
-        'two rounds of every game in the log',
-        async () => {
-          const log = await roundsInLog(d.kafka, topic);
-          return log.size === 4 && [...log.values()].every((l) => l.length >= 2) ? true : undefined;
-        },
-        60_000,
-        500,
-      );
+      await awaitRoundsOfEveryGame(d.kafka, topic);
       const edgeEnv = { EDGE_DRAIN_MS: String(DRAIN_MS), AUTH_REQUIRE_GRPC: 'false' };
       const grpcPorts = [await freePort(), await freePort()];
       const edges: EdgeProcess[] = [

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topicName } from '../../lib/log/topics.ts';
 import {
+  awaitRoundsOfEveryGame,
   createDrillEnv,
   type DrillEnv,
   type EdgeProcess,
@@ -38,15 +39,7 @@ describe('rolling restart of two edges under load', () => {
   it('loses and repeats no round for SSE subscribers that resume', async () => {
     const topic = topicName(d.config, 'rounds');
     const engine = d.start('services/round-engine/main.ts', { ROUND_SPEED: '60' });
-    await waitFor(
-      'two rounds of every game in the log',
-      async () => {
-        const log = await roundsInLog(d.kafka, topic);
-        return log.size === 4 && [...log.values()].every((l) => l.length >= 2) ? true : undefined;
-      },
-      60_000,
-      500,
-    );
+    await awaitRoundsOfEveryGame(d.kafka, topic);
     let edges: EdgeProcess[] = [];
     try {
       const edgeEnv = { EDGE_DRAIN_MS: String(DRAIN_MS) };

@@ -147,6 +147,19 @@ export async function roundsInLog(kafka: Kafka, topic: string): Promise<Map<stri
   return byGame;
 }
 
+/** Resolves once the rounds topic holds at least `min` rounds of every game (a running engine's first rounds). */
+export async function awaitRoundsOfEveryGame(kafka: Kafka, topic: string, min = 2): Promise<void> {
+  await waitFor(
+    `${min} rounds of every game in the log`,
+    async () => {
+      const log = await roundsInLog(kafka, topic);
+      return log.size === 4 && [...log.values()].every((l) => l.length >= min) ? true : undefined;
+    },
+    60_000,
+    500,
+  );
+}
+
 /** Records of `topic` (sum of high − low over its partitions). */
 export async function recordCount(kafka: Kafka, topic: string): Promise<number> {
   const offsets = await partitionOffsets(kafka, topic);
