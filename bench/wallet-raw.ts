@@ -97,6 +97,7 @@ export async function benchRawCallbacks(o: RawOptions): Promise<RawResult> {
         amount_minor: 100,
         mode: 'default',
         bonus_code: null,
+        free_bet_id: null,
         count_register: 1,
         demo: false,
       };

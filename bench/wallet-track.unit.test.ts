@@ -16,6 +16,7 @@ const bet: BetContext = {
   amount_minor: 100,
   mode: 'default',
   bonus_code: null,
+  free_bet_id: null,
   count_register: 1,
   demo: false,
 };

@@ -3,7 +3,7 @@
  * step 3). No I/O, no clock: `now` (Unix ms) comes in as an argument.
  *
  *   placed ──CallbackSucceeded{bet}──▶ counted ──round finished──▶ settled
- *     │          (demo and free bets start counted)     │
+ *     │          (demo bets start counted)             │
  *     ├──BetRejected (saga)──▶ rejected                  └─appended after BettingClosed──▶ cancelled
  *     └──appended after BettingClosed, or a selection of another game──▶ cancelled
  *
@@ -71,7 +71,8 @@ export function evolve(
     const b = e.value.bet;
     return {
       placed: e.value,
-      status: b.demo || b.mode === 'free' ? 'counted' : 'placed',
+      // A free bet waits for its registration at the operator like a debit (issue 17 item 1).
+      status: b.demo ? 'counted' : 'placed',
       debited: false,
       rollback: false,
       ...(appendedAt === undefined ? {} : { appendedAt }),

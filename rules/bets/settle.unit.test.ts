@@ -18,6 +18,7 @@ function placed(over: Partial<BetPlaced['bet']> = {}, placedAt = T0): WalletEven
         amount_minor: 1000,
         mode: 'default',
         bonus_code: null,
+        free_bet_id: null,
         count_register: 1,
         demo: false,
         ...over,
@@ -88,9 +89,12 @@ describe('settlement decide/evolve', () => {
     expect(decide(rejected as BetState, round('up'), T0 + 6000)).toEqual([]);
     expect(decide(evolve(rejected, debit) as BetState, round('up'), T0 + 6000)).toEqual([]);
   });
-  it('demo and free bets count without a debit', () => {
+  it('demo bets count without a debit; a free bet waits for its registration at the operator', () => {
     expect(fold([placed({ demo: true })]).status).toBe('counted');
-    expect(types(decide(fold([placed({ mode: 'free' })]), round('up'), T0 + 6000))).toEqual(['BetSettled']);
+    expect(types(decide(fold([placed({ mode: 'free' })]), round('up'), T0 + 6000))).toEqual([]);
+    expect(types(decide(fold([placed({ mode: 'free' }), debit]), round('up'), T0 + 6000))).toEqual([
+      'BetSettled',
+    ]);
   });
   it('a bet placed at the finish instant is cancelled; rolled back only when debited, once', () => {
     const late = placed({}, T0 + 5000);

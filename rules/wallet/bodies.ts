@@ -6,8 +6,9 @@
  * Form A: POST JSON to the operator's own paths, ids as JSON integers. Form B: wins and rollbacks
  * are GET with a JSON body on the fixed paths /webhooks/platform/rewards and
  * /webhooks/platform/rollback, provider_tx_id (and linked_tx_id) as strings (seed: "integer in
- * the win callback; string in rewards and rollback"). Register Bet is POST on bet_path in both
- * forms. Amounts are decimal strings in the currency's precision (1250 minor USD → "12.50", 1250
+ * the win callback; string in rewards and rollback"); form B's Rollback Bet has "the same fields as
+ * Register Earnings", so no linked_tx_id. Register Bet is POST on bet_path in both forms; a free
+ * bet is registered with it as a bet that moves no money (amount 0, mode "free", `free_bet_id`). Amounts are decimal strings in the currency's precision (1250 minor USD → "12.50", 1250
  * JPY → "1250"; issue 12 item 5), or JSON numbers for an operator whose `amountFormat` is `number`
  * (seed 001 types `amount` as a number; docs/decisions.md "Issue 12 / Money").
  *
@@ -128,6 +129,8 @@ export function buildRequest(
       session_token: session.sessionToken,
       bonus_code: b.bonus_code,
       extra_data: session.extraData,
+      // A free bet is registered as a bet that moves no money, carrying the free bet's id (issue 17).
+      ...(b.mode === 'free' ? { free_bet_id: b.free_bet_id } : {}),
     };
     return { method: 'POST', url: url(op.betPath), webhookId, body };
   }
@@ -178,11 +181,8 @@ export function buildRequest(
     };
     return { method: 'GET', url: url(FORM_B_REWARDS_PATH), webhookId, body };
   }
-  const a = op.form === 'A';
-  const body = {
+  const rollback = {
     ...common,
-    provider_tx_id: a ? job.txId : String(job.txId),
-    linked_tx_id: a ? job.betTxId : String(job.betTxId),
     game: b.game,
     action: 'rollback',
     round_id: round,
@@ -190,7 +190,12 @@ export function buildRequest(
     count_register: b.count_register,
     session_token: session.sessionToken,
   };
-  return a
-    ? { method: 'POST', url: url(op.rollbackPath), webhookId, body }
-    : { method: 'GET', url: url(FORM_B_ROLLBACK_PATH), webhookId, body };
+  if (op.form === 'A') {
+    const body = { ...rollback, provider_tx_id: job.txId, linked_tx_id: job.betTxId };
+    return { method: 'POST', url: url(op.rollbackPath), webhookId, body };
+  }
+  // Form B: "the same fields as Register Earnings" (seed 001): no linked_tx_id; the operator finds
+  // the bet by player and round, as for Register Earnings.
+  const body = { ...rollback, provider_tx_id: String(job.txId) };
+  return { method: 'GET', url: url(FORM_B_ROLLBACK_PATH), webhookId, body };
 }

@@ -14,6 +14,7 @@ const bet: BetContext = {
   amount_minor: 1250,
   mode: 'default',
   bonus_code: null,
+  free_bet_id: null,
   count_register: 2,
   demo: false,
 };
@@ -113,7 +114,7 @@ describe('buildRequest', () => {
     });
   });
 
-  it('rollback: form A POST with integer ids, form B GET with string ids, linked to the bet', () => {
+  it("rollback: form A POST with integer ids linked to the bet, form B GET with Register Earnings' fields", () => {
     const a = buildRequest(job('rollback'), op('A'), session);
     const b = buildRequest(job('rollback'), op('B'), session);
     const fields = {
@@ -134,7 +135,8 @@ describe('buildRequest', () => {
     expect(a.body).toStrictEqual({ ...fields, provider_tx_id: 42, linked_tx_id: 40 });
     expect(b.method).toBe('GET');
     expect(b.url).toBe('http://127.0.0.1:9/base/webhooks/platform/rollback');
-    expect(b.body).toStrictEqual({ ...fields, provider_tx_id: '42', linked_tx_id: '40' });
+    // Form B: "the same fields as Register Earnings" (seed 001), so no linked_tx_id.
+    expect(b.body).toStrictEqual({ ...fields, provider_tx_id: '42' });
   });
 });
 

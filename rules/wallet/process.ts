@@ -21,15 +21,17 @@
  * An event that would break one is not acted on: decide returns it as a `violation` for the
  * saga to log and count.
  *
- * Demo bets move no money and have no process. Free bets move no money at the debit (until issue
- * 17 registers them as zero-money bets): their win needs no confirmed debit.
+ * Demo bets move no money and have no process. A free bet is registered at the operator as a bet
+ * that moves no money (issue 17 item 1: its Register Bet carries amount 0, mode "free", the free
+ * bet's id and bonus code), so its win, round close or rollback refers to a bet the operator
+ * booked, and follows the same rules as a real-money bet's.
  */
 import { betTxIdOf } from '../bets/settle.ts';
 import { rollbackTxId, winTxId } from '../money/money.ts';
 import type { CallbackJob, CallbackKind } from './bodies.ts';
 import type { BetContext, WalletEvent } from './events.ts';
 
-/** Where the bet's debit stands. `none`: nothing to debit (free bet). */
+/** Where the bet's debit (a free bet's registration) stands. `none`: nothing to debit. */
 export type Debit = 'none' | 'pending' | 'confirmed' | 'refused' | 'failed' | 'parked';
 /** One later callback of the bet (its win, rollback or round close). */
 export type Leg = 'none' | 'requested' | 'done' | 'parked';
@@ -70,6 +72,11 @@ export function hasProcess(bet: BetContext): boolean {
   return !bet.demo;
 }
 
+/** The money a bet's debit (and its rollback) moves, minor units: its stake, 0 for a free bet. */
+export function stakeOf(bet: BetContext): number {
+  return bet.mode === 'free' ? 0 : bet.amount_minor;
+}
+
 function job(s: BetProcess, kind: CallbackKind, txId: number, amountMinor: number): Command {
   return { type: 'callback', job: { kind, txId, betTxId: s.txId, amountMinor, bet: s.bet } };
 }
@@ -84,7 +91,7 @@ function rollbackOf(s: BetProcess, reason: string, at: number): Command[] {
         value: { tx_id: rollbackTxId(s.txId), linked_tx_id: s.txId, bet: s.bet, reason, at },
       },
     },
-    job(s, 'rollback', rollbackTxId(s.txId), s.bet.amount_minor),
+    job(s, 'rollback', rollbackTxId(s.txId), stakeOf(s.bet)),
   ];
 }
 
@@ -108,14 +115,9 @@ function rollbackForbidden(s: BetProcess): string | undefined {
 export function decide(s: BetProcess | undefined, e: WalletEvent, at: number): Decision {
   if (e.type === 'BetPlaced') {
     const { bet, tx_id } = e.value;
-    if (s || !hasProcess(bet) || bet.mode !== 'default') return NOTHING;
+    if (s || !hasProcess(bet)) return NOTHING;
     return {
-      commands: [
-        {
-          type: 'callback',
-          job: { kind: 'bet', txId: tx_id, betTxId: tx_id, amountMinor: bet.amount_minor, bet },
-        },
-      ],
+      commands: [{ type: 'callback', job: { kind: 'bet', txId: tx_id, betTxId: tx_id, amountMinor: stakeOf(bet), bet } }],
     };
   }
   if (!s) return NOTHING;
@@ -145,11 +147,11 @@ export function decide(s: BetProcess | undefined, e: WalletEvent, at: number): D
       };
     }
     case 'RollbackRequested': {
-      if (s.bet.mode === 'free' || s.debit === 'none') return NOTHING;
+      if (s.debit === 'none') return NOTHING;
       const why = rollbackForbidden(s);
       if (why) return { commands: [], violation: `${why}: RollbackRequested ${e.value.tx_id} ignored` };
       if (s.rollback === 'done' || s.rollback === 'parked') return NOTHING;
-      return { commands: [job(s, 'rollback', e.value.tx_id, s.bet.amount_minor)] };
+      return { commands: [job(s, 'rollback', e.value.tx_id, stakeOf(s.bet))] };
     }
     case 'BetSettled': {
       const v = e.value;
@@ -159,8 +161,7 @@ export function decide(s: BetProcess | undefined, e: WalletEvent, at: number): D
           violation: `no win or close for a rolled-back or rejected bet: BetSettled ${v.tx_id} ignored`,
         };
       if (s.outcome !== 'open') return NOTHING; // settled once; a repeat (or a contradiction) changes nothing
-      const free = s.bet.mode === 'free';
-      if (!free && s.debit !== 'confirmed')
+      if (s.debit !== 'confirmed')
         return {
           commands: [],
           violation: `settled before its debit was confirmed: BetSettled ${v.tx_id} ignored`,
@@ -169,7 +170,7 @@ export function decide(s: BetProcess | undefined, e: WalletEvent, at: number): D
         if (s.win !== 'none') return NOTHING;
         return { commands: [job(s, 'win', v.win_tx_id ?? winTxId(s.txId), v.payout_minor)] };
       }
-      if (free || s.close !== 'none') return NOTHING;
+      if (s.close !== 'none') return NOTHING;
       return { commands: [job(s, 'close', winTxId(s.txId), 0)] };
     }
     case 'BetRejected':
@@ -193,7 +194,7 @@ export function evolve(s: BetProcess | undefined, e: WalletEvent): BetProcess | 
     return {
       txId: e.value.tx_id,
       bet,
-      debit: bet.mode === 'default' ? 'pending' : 'none',
+      debit: 'pending',
       outcome: 'open',
       payoutMinor: 0,
       win: 'none',
@@ -221,17 +222,17 @@ export function evolve(s: BetProcess | undefined, e: WalletEvent): BetProcess | 
       return { ...s, [leg]: up(s[leg], 'parked') };
     }
     case 'RollbackRequested': {
-      if (s.bet.mode === 'free' || s.debit === 'none' || rollbackForbidden(s)) return s;
+      if (s.debit === 'none' || rollbackForbidden(s)) return s;
       return { ...s, rollback: up(s.rollback, 'requested') };
     }
     case 'BetSettled': {
       const v = e.value;
       // Mirrors decide: a settlement the process did not act on changes nothing.
       if (s.outcome !== 'open' || s.rollback !== 'none') return s;
-      if (s.bet.mode !== 'free' && s.debit !== 'confirmed') return s;
+      if (s.debit !== 'confirmed') return s;
       if (v.outcome === 'won' && v.payout_minor > 0)
         return { ...s, outcome: 'won', payoutMinor: v.payout_minor, win: up(s.win, 'requested') };
-      return { ...s, outcome: 'lost', close: s.bet.mode === 'free' ? s.close : up(s.close, 'requested') };
+      return { ...s, outcome: 'lost', close: up(s.close, 'requested') };
     }
     case 'BetRejected':
       return s.outcome === 'open' ? { ...s, outcome: 'rejected' } : s;

@@ -17,6 +17,7 @@ const bet: BetContext = {
   amount_minor: 1000,
   mode: 'default',
   bonus_code: null,
+  free_bet_id: null,
   count_register: 1,
   demo: false,
 };
@@ -120,11 +121,31 @@ describe('the happy paths', () => {
     expect(r.state).toMatchObject({ outcome: 'lost', close: 'done' });
   });
 
-  it('demo bets have no process; a free bet is not debited and its win needs no debit', () => {
+  it('demo bets have no process', () => {
     expect(run([placed({ ...bet, demo: true }), settled('won')]).commands).toEqual([]);
-    const free = run([placed({ ...bet, mode: 'free' }), settled('won')]);
-    expect(callbacks(free.commands)).toEqual(['win']);
-    expect(callbacks(run([placed({ ...bet, mode: 'free' }), settled('lost')]).commands)).toEqual([]);
+  });
+
+  it('a free bet is registered as a bet that moves no money; its win waits for the registration', () => {
+    const free = { ...bet, mode: 'free' as const, bonus_code: 'B1', free_bet_id: '7' };
+    const early = run([placed(free), settled('won')]);
+    expect(early.commands).toMatchObject([{ job: { kind: 'bet', amountMinor: 0 } }]);
+    expect(early.violations).toHaveLength(1);
+    const won = run([placed(free), ok('bet'), settled('won')]);
+    expect(won.commands).toMatchObject([
+      { job: { kind: 'bet', amountMinor: 0 } },
+      { job: { kind: 'win', txId: TX + 1, amountMinor: 2000 } },
+    ]);
+    expect(callbacks(run([placed(free), ok('bet'), settled('lost')]).commands)).toEqual(['bet', 'close']);
+    // A refused registration: rejected, nothing to roll back; a failed one is rolled back for 0.
+    expect(appended(run([placed(free), failed('bet', 'refused', false, 'PLAYER_BLOCKED')]).commands)).toEqual(
+      ['BetRejected:PLAYER_BLOCKED'],
+    );
+    expect(run([placed(free), failed('bet', 'failed')]).commands).toMatchObject([
+      { job: { kind: 'bet' } },
+      { event: { type: 'BetRejected' } },
+      { event: { type: 'RollbackRequested' } },
+      { job: { kind: 'rollback', amountMinor: 0 } },
+    ]);
   });
 });
 

@@ -152,6 +152,8 @@ export interface BetContext {
   /** free: a free bet, no debit. */
   readonly mode: BetMode;
   readonly bonus_code: null | string;
+  /** The free bet (grant) a free bet redeems (issue 17): registered at the operator with the bet, so its win refers to a bet the operator booked. */
+  readonly free_bet_id: null | string;
   /** The player's number of bets in this round, this one included (seed 001). */
   readonly count_register: number;
   /** Demo session: virtual balance, no callback. */

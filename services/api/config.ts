@@ -22,6 +22,8 @@
  * - PUBLIC_DIR: static demo pages (public/ of the repository).
  * - API_ENGINE_URL: the round engine's HTTP origin, whose internal cash-out decision the API asks for
  *   (http://API_HOST:8081, the engine's default port on the same host).
+ * - API_FREE_BET_GROUP: consumer group of the free-bet returns on wallet-transactions, shared by
+ *   every API node (api-free-bets; access/free-bet-returns.ts).
  * - PUBLIC_BASE_URL: origin players reach the pages through, the start of every `game_url` of
  *   POST /games/request-access (http://127.0.0.1:8080, the gateway).
  * Shared: KAFKA_*, TOPIC_*, DATABASE_*, AUTH_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, CRYPTO_CURRENCIES (lib/config/shared.ts).
@@ -74,6 +76,7 @@ export const apiSection = section({
       )
       .default(''),
     API_ENGINE_URL: originUrl.optional(),
+    API_FREE_BET_GROUP: z.string().min(1).default('api-free-bets'),
     PUBLIC_DIR: z.string().min(1).default(resolve(APP_ROOT, 'public')),
   },
   build: (r) => ({
@@ -95,6 +98,8 @@ export const apiSection = section({
     publicDir: r.PUBLIC_DIR,
     /** The round engine's origin (internal cash-out decisions), without a trailing slash. */
     engineUrl: (r.API_ENGINE_URL ?? localOrigin(r.API_HOST, 8081)).replace(/\/$/, ''),
+    /** Consumer group of the free-bet returns. */
+    freeBetGroup: r.API_FREE_BET_GROUP,
   }),
 });
 

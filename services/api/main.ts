@@ -10,11 +10,13 @@ import { createHealingSql } from '../../lib/db/healing-sql.ts';
 import { migrateWhenReachable } from '../../lib/db/migrate.ts';
 import { createSql } from '../../lib/db/pool.ts';
 import { holdSignals, onShutdown } from '../../lib/lifecycle.ts';
+import { buildCheckpointedConsumer } from '../../lib/log/checkpointed-consumer.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { createRoundPhases } from '../../lib/log/round-phases.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
 import { createEngineClient } from './access/engine-client.ts';
+import { freeBetReturnsSpec } from './access/free-bet-returns.ts';
 import { buildApi } from './app.ts';
 import { ensureAdminKey } from './auth/bootstrap.ts';
 import { LastUsed } from './auth/guard.ts';
@@ -52,6 +54,19 @@ try {
   const phases = createRoundPhases({ kafka, config, logger });
   await phases.start();
   const engine = createEngineClient(config.api.engineUrl, await loadTokenSecret(config.auth));
+  // Free bets whose bet is rejected go back to their grant (access/free-bet-returns.ts).
+  const freeBetReturns = buildCheckpointedConsumer(freeBetReturnsSpec(), {
+    config,
+    kafka,
+    sql: db,
+    logger,
+    groupId: config.api.freeBetGroup,
+    maxWaitTimeInMs: 500,
+    commitOffsets: true,
+    lagName: 'api-free-bet-returns',
+    options: { registry },
+  });
+  await freeBetReturns.start();
   // latest and history from memory once loaded (rounds/window-feed.ts); Postgres until then.
   const roundsWindow = new RoundsWindow();
   const listenSql = createSql(config, { max: 1 });
@@ -83,6 +98,7 @@ try {
       await listenSql.end({ timeout: 5 });
       await usage.stop();
       await phases.stop();
+      await freeBetReturns.stop();
       await producer.disconnect();
       await table.close();
       await db.end({ timeout: 5 });

@@ -65,14 +65,15 @@ describe('settlement processor', () => {
       placed(1016, 'slot', 1, { amount_minor: 333 }), // 3.00x: 9.99
       placed(1020, 'wall-street', 1, { amount_minor: 7 }), // up on up: floor(13.72) = 13
       placed(1024, 'wall-street', 1, { placedAt: T0 + 5000 }), // at finished_at: closed, debited
-      placed(1028, 'wall-street', 1, { placedAt: T0 + 6000, mode: 'free' }), // closed, never debited
-      placed(1032, 'slot', 1, { mode: 'free' }), // free: counts without a debit, 10.00 × 3
+      placed(1028, 'wall-street', 1, { placedAt: T0 + 6000, mode: 'free' }), // closed, never registered
+      placed(1032, 'slot', 1, { mode: 'free' }), // free: counts once registered, 10.00 × 3
       placed(1036, 'double', 1, { demo: true, selection: { 'casino.wallet.DoubleBet': { color: 'black' } } }),
       placed(1040, 'crash', 1), // refused by the operator: never settled
     ];
     for (const b of bets) {
       const follow: WalletEvent[] = [];
-      if (b.value.bet.mode === 'default' && !b.value.bet.demo)
+      // Real-money bets are debited and the free bet 1032 registered (issue 17); 1028 never is.
+      if (!b.value.bet.demo && b.value.tx_id !== 1028)
         follow.push(
           b.value.tx_id === 1040
             ? {

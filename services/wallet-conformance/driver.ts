@@ -170,6 +170,7 @@ export class Driver {
       amount_minor: amountMinor,
       mode: 'default',
       bonus_code: null,
+      free_bet_id: null,
       count_register: 1,
       demo: false,
     };

@@ -168,6 +168,7 @@ function sagaBody(
     amount_minor: Math.round(amount * 100),
     mode: 'default',
     bonus_code: null,
+    free_bet_id: null,
     count_register: 1,
     demo: false,
   };

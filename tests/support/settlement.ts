@@ -55,6 +55,7 @@ export function placed(
         amount_minor: 1000,
         mode: 'default',
         bonus_code: null,
+        free_bet_id: null,
         count_register: 1,
         demo: false,
         ...ctx,

@@ -51,6 +51,7 @@ export function callbackJob(r: CallbackRow): CallbackJob {
       amount_minor: 1000,
       mode: 'default',
       bonus_code: null,
+      free_bet_id: null,
       count_register: 1,
       demo: false,
     },

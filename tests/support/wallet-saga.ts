@@ -91,6 +91,8 @@ export async function startTestOperator(startMinor = 100_000): Promise<TestOpera
   const balances = new Map<string, number>();
   const answers = new Map<string, { body: string; status: number; answer: unknown }>();
   const rolledBack = new Set<string>();
+  /** The bet tx of each player's round (`user:round`), for form B's rollbacks. */
+  const betOfRound = new Map<string, string>();
   const faults = new Map<string, (attempt: number) => Fault>();
   const attemptsByTx = new Map<string, number>();
   const bal = (u: string) => balances.get(u) ?? startMinor;
@@ -135,6 +137,7 @@ export async function startTestOperator(startMinor = 100_000): Promise<TestOpera
         },
       };
     if (kind === 'bet') {
+      betOfRound.set(`${user}:${String(b.round_id)}`, tx);
       if (rolledBack.has(tx)) return refuse(409, 'BET_ROLLED_BACK');
       if (old < amount) return refuse(402, 'INSUFFICIENT_FUNDS');
       movements.push({ kind, txId: tx, user, amountMinor: -amount });
@@ -145,7 +148,11 @@ export async function startTestOperator(startMinor = 100_000): Promise<TestOpera
       movements.push({ kind, txId: tx, user, amountMinor: amount });
       return ok(old + amount);
     }
-    const betId = String(b.linked_tx_id);
+    // Form B's rollback names no bet (seed 001: Register Earnings' fields): the player's bet of the round.
+    const betId =
+      b.linked_tx_id !== undefined
+        ? String(b.linked_tx_id)
+        : (betOfRound.get(`${user}:${String(b.round_id)}`) ?? '');
     rolledBack.add(betId);
     const debited = answers.get(betId)?.status === 200;
     if (!debited) return ok(old);
@@ -340,6 +347,7 @@ export async function startSagaEnv(
         amount_minor: 1000,
         mode: 'default',
         bonus_code: null,
+        free_bet_id: null,
         count_register: 1,
         demo: false,
         ...partial,

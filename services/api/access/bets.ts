@@ -156,18 +156,25 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
         amount_minor: amountMinor,
         mode: grant ? 'free' : 'default',
         bonus_code: grant?.bonusCode ?? null,
+        free_bet_id: grant ? String(grant.grantId) : null,
         count_register: c?.bets as number,
         demo: s.demo,
       },
       selection,
       placed_at: t,
     };
+    // The grant's redemption, so a free bet the operator refuses (or the round cancels) is returned
+    // to the player (free-bet-returns.ts).
+    if (grant)
+      await sql`insert into free_bet_redemptions (tx_id, grant_id) values (${event.tx_id}, ${grant.grantId})`;
     try {
       await appendWalletEvents(producer, config, walletKey(event.bet), [{ type: 'BetPlaced', value: event }]);
     } catch (err) {
       if (s.demo) await refundDemo(sql, s, amountMinor);
-      if (grant)
+      if (grant) {
+        await sql`delete from free_bet_redemptions where tx_id = ${event.tx_id}`;
         await sql`update free_bets set quantity_left = quantity_left + 1 where grant_id = ${grant.grantId}`;
+      }
       await sql`
         update access_round_bets set bets = bets - 1
         where operator_id = ${s.operator_id} and user_id = ${s.user_id} and round_id = ${roundId}`;

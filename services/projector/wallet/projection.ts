@@ -98,7 +98,8 @@ export function patchesOf(e: WalletEvent): TxPatch[] {
     case 'BetPlaced': {
       const v = e.value;
       const at = v.placed_at;
-      const free = v.bet.demo || v.bet.mode === 'free';
+      // A demo bet calls no operator; a free bet is registered like a bet (issue 17) and waits for it.
+      const demo = v.bet.demo;
       return [
         {
           ...EMPTY,
@@ -107,7 +108,7 @@ export function patchesOf(e: WalletEvent): TxPatch[] {
           kind: 'bet',
           ctx: v.bet,
           amount_minor: v.bet.amount_minor,
-          status: free ? 'succeeded' : 'pending',
+          status: demo ? 'succeeded' : 'pending',
           round_status: 'open',
           requested_at: at,
           updated_at: at,

@@ -80,9 +80,9 @@ describe('wallet projection', () => {
     expect(merge(rejected, failed).status).toBe('rejected');
     expect(merge(rejected, ok)).toMatchObject({ status: 'succeeded', round_status: 'cancelled' });
   });
-  it('free and demo bets are succeeded at once; a demo win needs no callback', () => {
+  it('a demo bet is succeeded at once and its win needs no callback; a free bet waits for its registration', () => {
     const [free] = patchesOf(placed(300, 'slot', 1, { mode: 'free' }));
-    expect(free?.status).toBe('succeeded');
+    expect(free?.status).toBe('pending');
     const demo = placed(304, 'slot', 1, { demo: true });
     const won = patchesOf({
       type: 'BetSettled',

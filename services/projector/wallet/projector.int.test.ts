@@ -105,7 +105,12 @@ describe('wallet projector', () => {
       },
       succeeded(104, 'rollback', '100.00'),
     ]);
-    await e.append(c.value.bet, [c, settledOf(c.value.bet, 108, 'lost', 0)]);
+    // A free bet is registered at the operator as a bet that moves no money (issue 17).
+    await e.append(c.value.bet, [
+      c,
+      succeeded(108, 'bet', '90.00', 0),
+      settledOf(c.value.bet, 108, 'lost', 0),
+    ]);
     await e.append(d.value.bet, [d, settledOf(d.value.bet, 112, 'won', 2000)]);
     await until('7 rows', async () => (await rows()).length === 7);
     expect(await brief()).toEqual({
@@ -113,7 +118,7 @@ describe('wallet projector', () => {
       101: ['win', 'succeeded', 'won', 2000, 1],
       104: ['bet', 'rejected', 'cancelled', 1000, 1],
       106: ['rollback', 'succeeded', 'cancelled', 1000, 1],
-      108: ['bet', 'succeeded', 'lost', 1000, 0],
+      108: ['bet', 'succeeded', 'lost', 1000, 1],
       112: ['bet', 'succeeded', 'won', 1000, 0],
       113: ['win', 'succeeded', 'won', 2000, 0],
     });
@@ -125,8 +130,14 @@ describe('wallet projector', () => {
       demo: false,
     });
     expect((await rows()).find((r) => r.tx_id === 104)?.detail).toBe('TIMEOUT: no answer in 10 s');
-    // operator players: the last balance answered; demo: 1000.00 - 10.00 + 20.00
-    expect(await balances()).toEqual({ 'u-100': '110.00', 'u-104': '100.00', 'demo-1': '1010.00' });
+    // operator players (the free bet's registration answered a balance too): the last balance
+    // answered; demo: 1000.00 - 10.00 + 20.00
+    expect(await balances()).toEqual({
+      'u-100': '110.00',
+      'u-104': '100.00',
+      'u-108': '90.00',
+      'demo-1': '1010.00',
+    });
   });
 
   it('a win acknowledged before its BetSettled is read is kept and completed', async () => {
