@@ -5,6 +5,9 @@
  *   replaces them → {rules}; DELETE /_sandbox/faults clears them → {rules: []}.
  * - GET /_sandbox/quirks → {quirks, slowMs}; PUT /_sandbox/quirks with {quirks: [names], slowMs?}
  *   (quirks.ts: rule-breakers for the conformance kit) replaces them; DELETE clears them.
+ * - GET /_sandbox/mode → {preset, strict}; PUT /_sandbox/mode with {preset?, strict?} (mode.ts: the
+ *   answer preset played and the strict switch; strict alone also takes its default preset)
+ *   changes what it names; DELETE goes back to the configured mode.
  * - GET /_sandbox/ledger?user_id=&currency= → {user_id, currency, balance, balance_minor,
  *   transactions: [{operator_tx_id, kind, provider_tx_id, linked_tx_id, amount_minor, delta_minor,
  *   round_id, game, created_at}]} in ledger order; 404 ACCOUNT_NOT_FOUND for an account never seen.
@@ -17,15 +20,16 @@ import type { Sql } from '../../lib/db/pool.ts';
 import type { Currencies } from '../../rules/money/currencies.ts';
 import { errorBody, SandboxError } from './errors.ts';
 import { type FaultInjector, faultRulesSchema } from './faults.ts';
+import { type Mode, modeBodySchema } from './mode.ts';
 import { type Quirks, quirksBodySchema } from './quirks.ts';
 import { check, parseJson } from './wire.ts';
 
 /** Registers /_sandbox/* on `app`. */
 export function registerAdmin(
   app: FastifyInstance,
-  deps: { sql: Sql; faults: FaultInjector; quirks: Quirks; currencies: Currencies },
+  deps: { sql: Sql; faults: FaultInjector; quirks: Quirks; mode: Mode; currencies: Currencies },
 ): void {
-  const { sql, faults, quirks, currencies } = deps;
+  const { sql, faults, quirks, mode, currencies } = deps;
   // An account in a currency the table no longer has still shows its minor units.
   const balanceText = (minor: number, currency: string) =>
     currencies.isCurrency(currency) ? currencies.formatMinor(minor, currency) : String(minor);
@@ -47,6 +51,11 @@ export function registerAdmin(
     quirks.clear();
     return quirks.list();
   });
+  app.get('/_sandbox/mode', async () => mode.list());
+  app.put('/_sandbox/mode', async (request) =>
+    mode.set(check(modeBodySchema, parseJson(request.body), 'mode')),
+  );
+  app.delete('/_sandbox/mode', async () => mode.reset());
 
   app.get('/_sandbox/ledger', async (request, reply) => {
     const q = request.query as Record<string, unknown>;

@@ -1,7 +1,8 @@
 /**
  * The reference operator wallet (issue 5 item 6) as a fastify app: the callbacks of both forms
- * (callbacks.ts) on its own ledger (ledger.ts), fault injection and reconciliation reads under
- * /_sandbox (admin.ts), /health, /ready and /metrics. The ledger's migrations
+ * (callbacks.ts) on its own ledger (ledger.ts), answered as an operator of the configured answer
+ * preset, strict or not (mode.ts, presets.ts); fault injection, quirks, the mode and reconciliation
+ * reads under /_sandbox (admin.ts), /health, /ready and /metrics. The ledger's migrations
  * (services/operator-sandbox/migrations) are applied by the caller (main.ts, tests), as in the API.
  */
 import { resolve } from 'node:path';
@@ -9,15 +10,17 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { checkDatabase } from '../../lib/db/health.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
+import { callbackSchemas } from '../../lib/http/callback-schemas.ts';
 import { metricsRoute, observeHttpRequests } from '../../lib/http/metrics.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { currencyTable } from '../../rules/money/currencies.ts';
 import { registerAdmin } from './admin.ts';
-import { registerCallbacks } from './callbacks.ts';
+import { CALLBACK_PATHS, registerCallbacks } from './callbacks.ts';
 import type { SandboxConfig } from './config.ts';
 import { errorBody, replyForError } from './errors.ts';
 import { FaultInjector } from './faults.ts';
 import { createMetrics } from './metrics.ts';
+import { Mode } from './mode.ts';
 import { ledgerMoney } from './money.ts';
 import { Quirks } from './quirks.ts';
 import { resolveSigningSecret } from './secret.ts';
@@ -55,6 +58,7 @@ export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyIn
   const webhook = new Webhook(await resolveSigningSecret(config.sandbox, logger));
   const faults = new FaultInjector(deps.random);
   const quirks = new Quirks();
+  const mode = new Mode(config.sandbox.answerPreset, config.sandbox.strict);
   const metrics = createMetrics();
   const closing = new AbortController();
 
@@ -68,7 +72,10 @@ export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyIn
   // Only application/json (contract); other types are 415 rather than a signature failure.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, body));
-  app.setErrorHandler((err, _request, reply) => replyForError(err, reply));
+  // A callback refused before its handler (413, 415) is answered in the preset; the admin routes' way.
+  app.setErrorHandler((err, request, reply) =>
+    replyForError(err, reply, CALLBACK_PATHS.has(request.url.split('?')[0] ?? '') ? mode.preset : undefined),
+  );
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send(errorBody('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),
   );
@@ -81,11 +88,13 @@ export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyIn
     webhook,
     faults,
     quirks,
+    mode,
+    schemas: callbackSchemas(),
     metrics,
     money,
     closing: closing.signal,
   });
-  registerAdmin(app, { sql, faults, quirks, currencies: money.currencies });
+  registerAdmin(app, { sql, faults, quirks, mode, currencies: money.currencies });
 
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {

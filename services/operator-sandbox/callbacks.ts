@@ -2,21 +2,33 @@
  * The callback routes of both contract forms (seed 001 "Implemented by the operator"): form A POST
  * /wallet/{bet,win,balance,rollback}; form B GET with a JSON body on /webhooks/platform/rewards and
  * /webhooks/platform/rollback. Order per request: signature (Standard Webhooks over the raw body),
- * JSON, field validation, then the fault rule if any, then the ledger. Quirks (quirks.ts) may skip
- * the signature check, hold every answer, or switch ledger rules off.
+ * JSON, the exact schema when strict (mode.ts), field validation, then the fault rule if any, then
+ * the ledger. Every answer is written as an operator of the mode's preset writes it (presets.ts).
+ * Quirks (quirks.ts) may skip the signature check, hold every answer, or switch ledger rules off.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Webhook } from 'standardwebhooks';
 import type { Sql } from '../../lib/db/pool.ts';
+import type { CallbackSchemas } from '../../lib/http/callback-schemas.ts';
+import type { AnswerPreset } from '../../rules/wallet/answers.ts';
 import { FORM_B_REWARDS_PATH, FORM_B_ROLLBACK_PATH } from '../../rules/wallet/bodies.ts';
-import { errorBody, replyForError, SandboxError } from './errors.ts';
+import { replyForError, SandboxError } from './errors.ts';
 import type { Fault, FaultInjector } from './faults.ts';
-import { applyMovement, readBalance } from './ledger.ts';
+import { applyMovement, type MovementResult, readBalance } from './ledger.ts';
 import type { SandboxMetrics } from './metrics.ts';
+import type { Mode } from './mode.ts';
 import type { LedgerMoney } from './money.ts';
+import { errorAnswer, okAnswer, type SandboxAnswer } from './presets.ts';
 import type { Quirks } from './quirks.ts';
-import { type CallbackKind, type Form, parseBalance, parseJsonObject, parseMovement } from './wire.ts';
+import {
+  type CallbackKind,
+  checkExact,
+  type Form,
+  parseBalance,
+  parseJsonObject,
+  parseMovement,
+} from './wire.ts';
 
 export interface CallbackDeps {
   readonly sql: Sql;
@@ -24,6 +36,10 @@ export interface CallbackDeps {
   readonly faults: FaultInjector;
   /** Rules switched off for the conformance kit's tests (none by default). */
   readonly quirks: Quirks;
+  /** The answer preset played and the strict switch (mode.ts). */
+  readonly mode: Mode;
+  /** The exact callback bodies the strict mode checks (schemas/callbacks). */
+  readonly schemas: CallbackSchemas;
   readonly metrics: SandboxMetrics;
   /** The currency table and the balance of an account at first sight. */
   readonly money: LedgerMoney;
@@ -48,6 +64,9 @@ const ROUTES: readonly { method: 'POST' | 'GET'; url: string; kind: CallbackKind
   { method: 'GET', url: FORM_B_REWARDS_PATH, kind: 'win', form: 'B' },
   { method: 'GET', url: FORM_B_ROLLBACK_PATH, kind: 'rollback', form: 'B' },
 ];
+
+/** Every callback path, for answering what fastify refuses before a route (app.ts). */
+export const CALLBACK_PATHS: ReadonlySet<string> = new Set(ROUTES.map((r) => r.url));
 
 /** Broken JSON for the `malformed` fault: a 200 whose body a client cannot parse. */
 export const MALFORMED_BODY = '{"operator_tx_id": "0", "new_balance": ';
@@ -90,39 +109,47 @@ function hold(ms: number, reply: FastifyReply, closing: AbortSignal): Promise<vo
   });
 }
 
+/** Sends `a`. */
+function send(reply: FastifyReply, a: SandboxAnswer): true {
+  reply.code(a.status).send(a.body);
+  return true;
+}
+
 /**
- * Answers one callback whose work (`apply`) is validated and ready, under `fault` if any.
+ * Answers one callback whose work (`apply`) is validated and ready, under `fault` if any, as an
+ * operator of `preset` answers.
  * @returns false when no answer was sent (connection dropped or already gone).
  */
 async function answer(
   deps: CallbackDeps,
   reply: FastifyReply,
   fault: Fault | null,
-  apply: () => Promise<Record<string, string>>,
+  preset: AnswerPreset,
+  apply: () => Promise<MovementResult>,
 ): Promise<boolean> {
+  const ok = async () => {
+    const r = await apply();
+    return send(reply, okAnswer(preset, r.response, r.replay));
+  };
+  const injected = (message: string) => send(reply, errorAnswer(preset, 'INJECTED_FAULT', message, 500));
   switch (fault?.mode) {
     case undefined:
-      reply.code(200).send(await apply());
-      return true;
+      return ok();
     case 'latency':
       await hold(fault.latencyMs, reply, deps.closing);
-      reply.code(200).send(await apply());
-      return true;
+      return ok();
     case 'error500':
-      reply.code(500).send(errorBody('INJECTED_FAULT', 'error500 fault; nothing was applied'));
-      return true;
+      return injected('error500 fault; nothing was applied');
     case 'timeout':
       await hold(fault.latencyMs, reply, deps.closing);
       if (reply.raw.destroyed || reply.raw.writableEnded) {
         reply.hijack();
         return false;
       }
-      reply.code(500).send(errorBody('INJECTED_FAULT', 'timeout fault; nothing was applied'));
-      return true;
+      return injected('timeout fault; nothing was applied');
     case 'commit-then-500':
       await apply();
-      reply.code(500).send(errorBody('INJECTED_FAULT', 'commit-then-500 fault; the callback was applied'));
-      return true;
+      return injected('commit-then-500 fault; the callback was applied');
     case 'commit-then-drop':
       await apply();
       reply.hijack();
@@ -143,17 +170,21 @@ export function registerCallbacks(app: FastifyInstance, deps: CallbackDeps): voi
       url: r.url,
       handler: async (request, reply) => {
         const count = (status: string) => deps.metrics.callbacks.inc({ kind: r.kind, form: r.form, status });
+        // One request is answered in the mode it arrived in, whatever PUT /_sandbox/mode does meanwhile.
+        const { preset, strict } = deps.mode.list();
         try {
           const raw = typeof request.body === 'string' ? request.body : '';
           if (!deps.quirks.has('accept-any-signature')) verifySignature(deps.webhook, raw, request.headers);
           const body = parseJsonObject(raw);
-          let apply: () => Promise<Record<string, string>>;
+          if (strict) checkExact(deps.schemas, r.kind, r.form, body);
+          let apply: () => Promise<MovementResult>;
           if (r.kind === 'balance') {
             const b = parseBalance(body, deps.money.currencies);
-            apply = () => readBalance(deps.sql, b, deps.money);
+            apply = async () => ({ response: await readBalance(deps.sql, b, deps.money), replay: false });
           } else {
             const m = parseMovement(r.kind, r.form, body, deps.money.currencies);
-            apply = async () => (await applyMovement(deps.sql, m, deps.money, deps.quirks)).response;
+            const rules = { quirks: deps.quirks, strict };
+            apply = () => applyMovement(deps.sql, m, deps.money, rules);
           }
           const fault = deps.faults.take(r.kind);
           if (fault) {
@@ -161,11 +192,11 @@ export function registerCallbacks(app: FastifyInstance, deps: CallbackDeps): voi
             request.log.info({ kind: r.kind, fault: fault.mode }, 'injecting fault');
           }
           if (deps.quirks.has('slow-answers')) await hold(deps.quirks.slowMs, reply, deps.closing);
-          const sent = await answer(deps, reply, fault, apply);
+          const sent = await answer(deps, reply, fault, preset, apply);
           count(sent ? String(reply.statusCode) : 'dropped');
           return reply;
         } catch (err) {
-          replyForError(err, reply);
+          replyForError(err, reply, preset);
           count(String(reply.statusCode));
           return reply;
         }

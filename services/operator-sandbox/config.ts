@@ -10,11 +10,18 @@
  * - SANDBOX_DB_SCHEMA: Postgres schema of the sandbox's own ledger (sandbox).
  * - SANDBOX_INITIAL_BALANCE: balance of an account at first sight, major units of its currency with at
  *   most 12 decimals; digits past a currency's exponent are dropped for it (1000.00: 1000.00 USD, 1000 JPY).
+ * - SANDBOX_ANSWER_PRESET: how the sandbox answers, as an operator of that answer preset
+ *   (rules/wallet/answers.ts; presets.ts): `seed`, `http-status` or `status-in-body`. Empty (the
+ *   default): `status-in-body` when SANDBOX_STRICT is on, else `http-status`.
+ * - SANDBOX_STRICT: `true` plays the strictest operator (issue 17 item 5; mode.ts): exact callback
+ *   bodies (schemas/callbacks), no win without a booked bet, free bets included (false).
+ * Both can be changed at run time through PUT /_sandbox/mode (admin.ts).
  * Shared: DATABASE_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, CRYPTO_CURRENCIES (lib/config/shared.ts).
  */
 import { z } from 'zod';
-import { configLoader, dataPath, host, port, section, sqlIdentifier } from '../../lib/config/core.ts';
+import { bool, configLoader, dataPath, host, port, section, sqlIdentifier } from '../../lib/config/core.ts';
 import { dbSection, moneySection, processSection } from '../../lib/config/shared.ts';
+import { ANSWER_PRESETS } from '../../rules/wallet/answers.ts';
 
 export const sandboxSection = section({
   name: 'sandbox',
@@ -32,6 +39,8 @@ export const sandboxSection = section({
       .string()
       .regex(/^\d{1,15}(\.\d{1,12})?$/, 'a non-negative decimal with at most 12 decimals')
       .default('1000.00'),
+    SANDBOX_ANSWER_PRESET: z.enum(['', ...ANSWER_PRESETS]).default(''),
+    SANDBOX_STRICT: bool.default(false),
   },
   build: (r) => ({
     host: r.SANDBOX_HOST,
@@ -42,6 +51,9 @@ export const sandboxSection = section({
     dbSchema: r.SANDBOX_DB_SCHEMA,
     /** Balance of a new account, major units (a decimal string; money.ts reads it per currency). */
     initialBalance: r.SANDBOX_INITIAL_BALANCE,
+    /** The answer preset played; null: the default of the strictness (mode.ts). */
+    answerPreset: r.SANDBOX_ANSWER_PRESET === '' ? null : r.SANDBOX_ANSWER_PRESET,
+    strict: r.SANDBOX_STRICT,
   }),
 });
 

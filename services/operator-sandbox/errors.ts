@@ -1,12 +1,16 @@
 /**
- * Errors of the operator sandbox and the one place where they become HTTP statuses (STYLE.md §6).
- * Every refusal has the body of the issue-5 contract: `{ error: { code, message } }`.
+ * Errors of the operator sandbox and the one place where they become answers (STYLE.md §6): a code,
+ * a message and the HTTP status of the `http-status` preset here; the body and status of the preset
+ * being played in presets.ts (`{ error: { code, message } }` under `http-status` and `seed`, a
+ * `status` under `status-in-body`).
  */
 import type { FastifyError, FastifyReply } from 'fastify';
 import { isConnectionError } from '../../lib/db/pool.ts';
 import { AppError } from '../../lib/errors.ts';
+import type { AnswerPreset } from '../../rules/wallet/answers.ts';
+import { errorAnswer } from './presets.ts';
 
-/** Refusal codes of the callback contract (docs: /work/notes/issue5-contract.md "Refusals"). */
+/** Refusal codes of the callback contract and their HTTP statuses under the `http-status` preset. */
 export const STATUS_OF = {
   BAD_REQUEST: 400,
   INVALID_SIGNATURE: 401,
@@ -30,24 +34,32 @@ export class SandboxError extends AppError {
   }
 }
 
-/** The error body of the contract. */
-export function errorBody(code: string, message: string): { error: { code: string; message: string } } {
-  return { error: { code, message } };
+export { errorBody } from './presets.ts';
+
+/** What an error a route throws comes to: its code, message and HTTP status (`http-status` preset). */
+export function errorOf(err: unknown): { code: string; message: string; status: number } {
+  if (err instanceof SandboxError)
+    return { code: err.code, message: err.message, status: STATUS_OF[err.code] };
+  const status = (err as FastifyError).statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500)
+    return { code: 'BAD_REQUEST', message: (err as Error).message, status };
+  if (isConnectionError(err))
+    return { code: 'UNAVAILABLE', message: 'ledger database unreachable', status: 503 };
+  return { code: 'INTERNAL', message: 'internal error', status: 500 };
 }
 
 /**
- * Status and body for any error a route throws: a SandboxError by its code, a fastify client
- * error (415, 413, …) as 400-class BAD_REQUEST, an unreachable database as 503, anything else 500.
+ * Sends the answer to any error a route throws, as an operator of `preset` answers it: a
+ * SandboxError by its code, a fastify client error (415, 413, …) as BAD_REQUEST, an unreachable
+ * database as UNAVAILABLE (503), anything else INTERNAL (500, logged).
  */
-export function replyForError(err: unknown, reply: FastifyReply): FastifyReply {
-  if (err instanceof SandboxError)
-    return reply.code(STATUS_OF[err.code]).send(errorBody(err.code, err.message));
-  const status = (err as FastifyError).statusCode;
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    return reply.code(status).send(errorBody('BAD_REQUEST', (err as Error).message));
-  }
-  if (isConnectionError(err))
-    return reply.code(503).send(errorBody('UNAVAILABLE', 'ledger database unreachable'));
-  reply.log.error({ err }, 'sandbox request failed');
-  return reply.code(500).send(errorBody('INTERNAL', 'internal error'));
+export function replyForError(
+  err: unknown,
+  reply: FastifyReply,
+  preset: AnswerPreset = 'http-status',
+): FastifyReply {
+  const e = errorOf(err);
+  if (e.code === 'INTERNAL') reply.log.error({ err }, 'sandbox request failed');
+  const answer = errorAnswer(preset, e.code, e.message, e.status);
+  return reply.code(answer.status).send(answer.body);
 }

@@ -4,6 +4,10 @@
  * of one player, including two copies of the same callback sent at once, run one after the other;
  * the second then finds the first's row and answers with its stored response. Quirks (quirks.ts)
  * switch single rules off, for the conformance kit's tests; each is named where it bites.
+ *
+ * A free bet's registration (mode "free", amount 0) is booked as a bet that moves no money; its win
+ * is linked to it like any other. Strict (mode.ts) refuses a free bet's win whose free bet was never
+ * registered; lenient credits it anyway (an operator that keeps its grants to itself).
  */
 import pRetry from 'p-retry';
 import type postgres from 'postgres';
@@ -39,17 +43,41 @@ async function lockAccount(tx: Tx, userId: string, currency: string, initialMino
   return Number(row?.balance_minor);
 }
 
-/** The bet a win refers to: by linked_tx_id (form A) or, form B having none, by the player's round. */
-async function findBetForWin(tx: Tx, m: Movement): Promise<TxRow | undefined> {
+/**
+ * The bet a win or rollback refers to: by linked_tx_id (form A) or, the body naming none (form B),
+ * by the player's bet of that game and round. Of several bets in one round, the one this callback
+ * most likely means: of its mode, of its amount (a rollback carries the stake), not rolled back,
+ * not yet won, then the first booked.
+ */
+async function findBet(tx: Tx, m: Movement): Promise<TxRow | undefined> {
+  const stake = m.kind === 'rollback' ? m.amountMinor : null;
   const rows =
     m.linkedTxId !== null
       ? await tx<TxRow[]>`select * from transactions where kind = 'bet' and provider_tx_id = ${m.linkedTxId}
                           and user_id = ${m.userId} and currency = ${m.currency}`
       : await tx<TxRow[]>`select t.* from transactions t where t.kind = 'bet' and t.user_id = ${m.userId}
                           and t.currency = ${m.currency} and t.game = ${m.game} and t.round_id = ${m.roundId}
-                          order by (exists (select 1 from transactions r where r.kind = 'rollback'
-                                            and r.linked_tx_id = t.provider_tx_id)), t.operator_tx_id limit 1`;
+                          order by t.mode <> ${m.mode},
+                                   coalesce(t.amount_minor <> ${stake}::bigint, false),
+                                   (exists (select 1 from transactions r where r.kind = 'rollback'
+                                            and r.linked_tx_id = t.provider_tx_id)),
+                                   (exists (select 1 from transactions w where w.kind = 'win'
+                                            and w.linked_tx_id = t.provider_tx_id)),
+                                   t.operator_tx_id limit 1`;
   return rows[0];
+}
+
+/**
+ * The rollback that came before bet `m`: one naming it, or a form-B rollback of that player's
+ * round and amount that found no bet to name (stored unlinked).
+ */
+async function rollbackBefore(tx: Tx, m: Movement): Promise<TxRow | undefined> {
+  const [row] = await tx<TxRow[]>`select * from transactions where kind = 'rollback'
+      and (linked_tx_id = ${m.providerTxId}
+           or (linked_tx_id is null and user_id = ${m.userId} and currency = ${m.currency}
+               and game = ${m.game} and round_id = ${m.roundId} and amount_minor = ${m.amountMinor}))
+      order by operator_tx_id limit 1`;
+  return row;
 }
 
 async function rollbackOf(tx: Tx, betTxId: string): Promise<TxRow | undefined> {
@@ -76,10 +104,11 @@ async function decide(
   m: Movement,
   balance: number,
   money: LedgerMoney,
-  quirks: QuirkCheck,
+  rules: LedgerRules,
 ): Promise<{ delta: number; linked: string | null } | { stored: Record<string, string> }> {
+  const { quirks } = rules;
   if (m.kind === 'bet') {
-    if (!quirks.has('accept-late-bet') && (await rollbackOf(tx, m.providerTxId)))
+    if (!quirks.has('accept-late-bet') && (await rollbackBefore(tx, m)))
       throw new SandboxError('BET_ROLLED_BACK', `bet ${m.providerTxId} was rolled back before it arrived`);
     if (balance < m.amountMinor && !quirks.has('no-insufficient-funds-check')) {
       const f = (minor: number) => money.currencies.formatMinor(minor, m.currency);
@@ -91,28 +120,30 @@ async function decide(
     return { delta: -m.amountMinor, linked: null };
   }
   if (m.kind === 'win') {
-    // A free bet is never debited, so its win has no bet here; the grant is the operator's own.
-    if (m.mode === 'free') return { delta: m.amountMinor, linked: m.linkedTxId };
-    const bet = await findBetForWin(tx, m);
+    const bet = await findBet(tx, m);
     const ref = m.linkedTxId ?? `of round ${m.roundId}`;
+    // Lenient: a free bet's win is credited even when the free bet was never registered.
+    if (!bet && m.mode === 'free' && !rules.strict) return { delta: m.amountMinor, linked: m.linkedTxId };
     if (!bet) throw new SandboxError('BET_NOT_FOUND', `no bet ${ref} for this player`);
     if (!quirks.has('credit-after-rollback') && (await rollbackOf(tx, bet.provider_tx_id)))
       throw new SandboxError('BET_ROLLED_BACK', `bet ${bet.provider_tx_id} was rolled back; no win on it`);
     return { delta: m.amountMinor, linked: bet.provider_tx_id };
   }
-  const linked = m.linkedTxId as string;
-  // A second rollback of one bet, under another id, returns the first answer (contract).
-  const earlier = await rollbackOf(tx, linked);
-  if (earlier) return { stored: JSON.parse(earlier.response) as Record<string, string> };
-  // A settled bet keeps its stake (DESIGN.md "Money rules": never a rollback after a win).
-  const win = await winOf(tx, linked);
-  if (win && !quirks.has('refund-after-win'))
-    throw new SandboxError(
-      'BET_SETTLED',
-      `bet ${linked} was settled by win ${win.provider_tx_id}; no refund`,
-    );
-  const [bet] = await tx<TxRow[]>`select * from transactions where kind = 'bet' and provider_tx_id = ${linked}
-                                  and user_id = ${m.userId} and currency = ${m.currency}`;
+  const bet = await findBet(tx, m);
+  // Form B names no bet: the round's bet when there is one, else none (stored unlinked).
+  const linked = m.linkedTxId ?? bet?.provider_tx_id ?? null;
+  if (linked !== null) {
+    // A second rollback of one bet, under another id, returns the first answer (contract).
+    const earlier = await rollbackOf(tx, linked);
+    if (earlier) return { stored: JSON.parse(earlier.response) as Record<string, string> };
+    // A settled bet keeps its stake (DESIGN.md "Money rules": never a rollback after a win).
+    const win = await winOf(tx, linked);
+    if (win && !quirks.has('refund-after-win'))
+      throw new SandboxError(
+        'BET_SETTLED',
+        `bet ${linked} was settled by win ${win.provider_tx_id}; no refund`,
+      );
+  }
   // Unknown bet: acknowledged with delta 0 and remembered, so the late bet is refused.
   if (!bet && quirks.has('refund-unknown-rollback')) return { delta: m.amountMinor, linked };
   return { delta: bet ? Number(bet.amount_minor) : 0, linked };
@@ -136,12 +167,19 @@ async function debitAgain(tx: Tx, m: Movement, balance: number, money: LedgerMon
   return { response: movementResponse(m, id, balance, next, money.currencies), replay: false };
 }
 
+/** The ledger's switches: rules broken on purpose (quirks.ts), and the strict mode's (mode.ts). */
+export interface LedgerRules {
+  readonly quirks: QuirkCheck;
+  readonly strict: boolean;
+}
+
 async function applyOnce(
   sql: Sql,
   m: Movement,
   money: LedgerMoney,
-  quirks: QuirkCheck,
+  rules: LedgerRules,
 ): Promise<MovementResult> {
+  const { quirks } = rules;
   return sql.begin(async (tx) => {
     const balance = await lockAccount(tx, m.userId, m.currency, money.initialMinor(m.currency));
     const [seen] = await tx<TxRow[]>`select * from transactions
@@ -157,7 +195,7 @@ async function applyOnce(
         return debitAgain(tx, m, balance, money);
       return { response: JSON.parse(seen.response) as Record<string, string>, replay: true };
     }
-    const d = await decide(tx, m, balance, money, quirks);
+    const d = await decide(tx, m, balance, money, rules);
     if ('stored' in d) return { response: d.stored, replay: true };
     const id = await nextOperatorTxId(tx);
     const next = balance + d.delta;
@@ -165,9 +203,10 @@ async function applyOnce(
     await tx`update accounts set balance_minor = ${next}, updated_at = now()
              where user_id = ${m.userId} and currency = ${m.currency}`;
     await tx`insert into transactions (operator_tx_id, kind, provider_tx_id, user_id, currency, linked_tx_id,
-               amount_minor, delta_minor, round_id, game, body_hash, response)
+               amount_minor, delta_minor, round_id, game, mode, body_hash, response)
              values (${id}, ${m.kind}, ${m.providerTxId}, ${m.userId}, ${m.currency}, ${d.linked},
-               ${m.amountMinor}, ${d.delta}, ${m.roundId}, ${m.game}, ${m.bodyHash}, ${JSON.stringify(response)})`;
+               ${m.amountMinor}, ${d.delta}, ${m.roundId}, ${m.game}, ${m.mode}, ${m.bodyHash},
+               ${JSON.stringify(response)})`;
     return { response, replay: false };
   });
 }
@@ -177,16 +216,17 @@ async function applyOnce(
  * Two first sights of one id on two different accounts race on the unique key; the loser is run
  * again once and then meets the winner's row (IDEMPOTENCY_CONFLICT, the bodies differ). A new
  * account starts at `money.initialMinor(currency)`; balances are answered in the currency's precision.
- * `quirks` (quirks.ts) are the rules switched off; NO_QUIRKS for a sandbox that keeps them all.
+ * `rules.quirks` (quirks.ts) are the rules switched off (NO_QUIRKS for a sandbox that keeps them
+ * all); `rules.strict` (mode.ts) refuses a free bet's win without its registered free bet.
  * @throws SandboxError for every refusal; nothing is written then.
  */
 export async function applyMovement(
   sql: Sql,
   m: Movement,
   money: LedgerMoney,
-  quirks: QuirkCheck,
+  rules: LedgerRules,
 ): Promise<MovementResult> {
-  return pRetry(() => applyOnce(sql, m, money, quirks), {
+  return pRetry(() => applyOnce(sql, m, money, rules), {
     retries: 1,
     minTimeout: 0,
     shouldRetry: (err) => (err as { code?: string }).code === '23505',

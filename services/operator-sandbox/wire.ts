@@ -7,9 +7,17 @@
  * configured crypto code); `amount` is a decimal string or a JSON number in major units with at most
  * that currency's exponent of digits after the point ("12.50" or 12.5 USD, "1250" JPY, "0.00000001"
  * BTC). Balances are answered as decimal strings with exactly the exponent's digits.
+ *
+ * Free bets (issue 17): a bet of mode "free" registers a free bet, a bet that moves no money: its
+ * amount is 0 (a real-money bet's is above 0), with its bonus_code and free_bet_id. Form B's
+ * Rollback Bet has "the same fields as Register Earnings" (seed 001): no linked_tx_id, the bet is
+ * found by the player's round as for a form-B win; one that still sends linked_tx_id is taken.
+ * These shapes are lenient (unknown fields are ignored); the strict mode checks the exact ones of
+ * schemas/callbacks first (checkExact).
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { type CallbackSchemas, requestSchemaOf } from '../../lib/http/callback-schemas.ts';
 import type { Currencies } from '../../rules/money/currencies.ts';
 import { SandboxError } from './errors.ts';
 
@@ -47,6 +55,7 @@ const SCHEMAS = {
     provider_tx_id: intId,
     action: z.literal('bet'),
     bonus_code: z.string().nullish(),
+    free_bet_id: z.string().nullish(),
     extra_data: z.string().nullish(),
   }),
   winA: z.object({
@@ -67,7 +76,7 @@ const SCHEMAS = {
   rollbackB: z.object({
     ...money,
     provider_tx_id: strId,
-    linked_tx_id: strId,
+    linked_tx_id: strId.optional(),
     action: z.literal('rollback'),
   }),
   balance: z.object(common),
@@ -81,12 +90,15 @@ export interface Movement {
   readonly currency: string;
   readonly amountMinor: number;
   readonly providerTxId: string;
-  /** The bet a win (form A) or rollback names; null for a bet and a form-B win (linked by round). */
+  /**
+   * The bet a win (form A) or rollback names; null for a bet, a form-B win and a form-B rollback
+   * without linked_tx_id (linked by the player's round).
+   */
   readonly linkedTxId: string | null;
   readonly provider: string;
   readonly game: string;
   readonly roundId: string;
-  /** `free`: a win of a free bet the operator granted; it has no bet to match (no Register Bet). */
+  /** `free`: a free bet's registration (amount 0), or the win or rollback of a free bet. */
   readonly mode: 'default' | 'free';
   readonly bodyHash: string;
 }
@@ -195,9 +207,11 @@ export function parseMovement(
         : check(form === 'A' ? SCHEMAS.rollbackA : SCHEMAS.rollbackB, body);
   const amountMinor = minorOf(currencies, b.amount, knownCurrency(currencies, b.currency));
   // A win of 0 is the round close of a lost bet (issue 12 item 4: form A's zero-amount win, form
-  // B's rewards call), so only a bet must move money.
-  if (kind === 'bet' && amountMinor === 0)
+  // B's rewards call), so only a real-money bet must move money, and a free bet none.
+  if (kind === 'bet' && b.mode === 'default' && amountMinor === 0)
     throw new SandboxError('BAD_REQUEST', `${kind} amount must be > 0`);
+  if (kind === 'bet' && b.mode === 'free' && amountMinor !== 0)
+    throw new SandboxError('BAD_REQUEST', 'a free bet moves no money: its amount must be 0');
   return {
     kind,
     form,
@@ -205,13 +219,29 @@ export function parseMovement(
     currency: b.currency,
     amountMinor,
     providerTxId: String(b.provider_tx_id),
-    linkedTxId: 'linked_tx_id' in b ? String(b.linked_tx_id) : null,
+    linkedTxId: 'linked_tx_id' in b && b.linked_tx_id !== undefined ? String(b.linked_tx_id) : null,
     provider: b.provider,
     game: b.game,
     roundId: b.round_id,
     mode: 'mode' in b && b.mode === 'free' ? 'free' : 'default',
     bodyHash: bodyHash({ ...body, amount: amountMinor }),
   };
+}
+
+/**
+ * The strict mode's check (mode.ts): `body` is exactly the request of `kind` in `form`
+ * (schemas/callbacks), no field more or less.
+ * @throws SandboxError BAD_REQUEST naming every problem, an unknown field by name.
+ */
+export function checkExact(
+  schemas: CallbackSchemas,
+  kind: CallbackKind,
+  form: Form,
+  body: Record<string, unknown>,
+): void {
+  const problems = schemas.request(requestSchemaOf(kind, form), body);
+  if (problems.length > 0)
+    throw new SandboxError('BAD_REQUEST', `invalid callback body: ${problems.join('; ')}`);
 }
 
 /** Validates a balance callback body. @throws SandboxError BAD_REQUEST (also for a currency not in `currencies`). */

@@ -45,6 +45,8 @@ export interface TestSandbox {
   readonly secret: string;
   /** Signs and injects a callback. */
   call(method: 'GET' | 'POST', url: string, body: unknown, options?: CallOptions): Promise<Reply>;
+  /** PUT of JSON `body` on an admin route (/_sandbox/…): status and parsed answer. */
+  put(url: string, body: unknown): Promise<Reply>;
   /** Signed headers for `payload` (for requests over a real socket). */
   signedHeaders(payload: string): Record<string, string>;
   /** Balance in minor units, or null for an account never seen. */
@@ -108,6 +110,11 @@ export async function startTestSandbox(
           ? { 'content-type': 'application/json' }
           : headersFor(payload, sign === 'good' ? secret : sign, o.at ?? new Date());
       const res = await app.inject({ method, url, headers, payload });
+      return toReply(res.statusCode, res.body);
+    },
+    async put(url, body) {
+      const headers = { 'content-type': 'application/json' };
+      const res = await app.inject({ method: 'PUT', url, headers, payload: JSON.stringify(body) });
       return toReply(res.statusCode, res.body);
     },
     signedHeaders: (payload) => headersFor(payload, secret, new Date()),
@@ -199,3 +206,41 @@ export const balanceBody = (user = 'u1', currency = 'USD') => ({
   currency,
   session_token: 'sess-1',
 });
+
+/** What a bet looks like in `sagaRequest`. */
+export interface SagaBet {
+  /** The bet's provider_tx_id: its win (or round close) is + 1, its rollback + 2. */
+  readonly betTxId: number;
+  readonly user: string;
+  /** Minor units: the stake (0 for a free bet) of a bet and its rollback, a win's payout. */
+  readonly amountMinor: number;
+  readonly currency?: string;
+  readonly round?: number;
+  /** A free bet: mode free, bonus_code FREE10 and free_bet_id `fb-<betTxId>`. */
+  readonly free?: boolean;
+}
+
+/**
+ * The exact body the wallet-saga sends (buildRequest) for `kind` of bet `b` in `form`: a real-money
+ * bet, or a free bet registered as a bet that moves no money (issue 17), amounts as decimal strings.
+ */
+export function sagaRequest(form: 'A' | 'B', kind: CallbackKind, b: SagaBet): Record<string, unknown> {
+  const free = b.free === true;
+  const bet: BetContext = {
+    session_id: '00000000-0000-4000-8000-000000000017',
+    operator_id: 'opr_test',
+    user_id: b.user,
+    currency: b.currency ?? 'USD',
+    game: 'crash',
+    round_id: b.round ?? 1_000_000_000_017,
+    amount_minor: b.amountMinor,
+    mode: free ? 'free' : 'default',
+    bonus_code: free ? 'FREE10' : null,
+    free_bet_id: free ? `fb-${b.betTxId}` : null,
+    count_register: 1,
+    demo: false,
+  };
+  const txId = b.betTxId + (kind === 'bet' ? 0 : kind === 'rollback' ? 2 : 1);
+  const job = { kind, txId, betTxId: b.betTxId, amountMinor: b.amountMinor, bet };
+  return buildRequest(job, operatorOf(form), { sessionToken: 'sess-1', extraData: null }).body;
+}
