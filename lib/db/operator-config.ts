@@ -8,6 +8,7 @@ import type { AmountFormat } from '../../rules/money/currencies.ts';
 import { parseRetryPolicy } from '../../rules/retry/schedule.ts';
 import { answerTable } from '../../rules/wallet/answers.ts';
 import type { OperatorConfig, RoundClose } from '../../rules/wallet/bodies.ts';
+import type { Readiness } from '../../rules/wallet/readiness.ts';
 import type { Sql } from './pool.ts';
 
 /** The callback configuration plus the balance callback's path (not part of a money callback). */
@@ -74,4 +75,15 @@ export async function readOperatorConfig(
            signing_secret, timeout_ms, retry_policy, answer_table, round_close, round_end_path, amount_format
     from operators where operator_id = ${operatorId} and disabled_at is null`;
   return rows[0] ? operatorConfigFromRow(rows[0]) : null;
+}
+
+/**
+ * Stores the result of operator `operatorId`'s readiness probe (migration 012; issue 17 item 2).
+ * @throws the postgres.js error.
+ */
+export async function storeReadiness(sql: Sql, operatorId: string, r: Readiness): Promise<void> {
+  await sql`
+    update operators set readiness = ${sql.json(r as never)}, ready = ${r.ready},
+      readiness_checked_at = ${new Date(r.checkedAt)}
+    where operator_id = ${operatorId}`;
 }

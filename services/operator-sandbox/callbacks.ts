@@ -129,7 +129,10 @@ async function answer(
 ): Promise<boolean> {
   const ok = async () => {
     const r = await apply();
-    return send(reply, okAnswer(preset, r.response, r.replay));
+    const a = okAnswer(preset, r.response, r.replay);
+    if (deps.quirks.has('extra-answer-field'))
+      return send(reply, { ...a, body: { ...a.body, bonus_balance: '0.00' } });
+    return send(reply, a);
   };
   const injected = (message: string) => send(reply, errorAnswer(preset, 'INJECTED_FAULT', message, 500));
   switch (fault?.mode) {

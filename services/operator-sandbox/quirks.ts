@@ -15,6 +15,7 @@
  * | no-insufficient-funds-check | a bet above the balance is attempted (the ledger's own constraint then fails it: 500) | bet-over-balance |
  * | slow-answers | every callback is answered `slowMs` late | timeout |
  * | accept-any-signature | webhook-* headers are not checked | signature |
+ * | extra-answer-field | every success answer also carries `bonus_balance`, a field the seed does not list | every row with a success answer (its schema, schemas/callbacks) |
  *
  * Quirks are the app's live state, like fault rules (faults.ts): they apply to the next request.
  */
@@ -31,6 +32,7 @@ export const QUIRKS = [
   'no-insufficient-funds-check',
   'slow-answers',
   'accept-any-signature',
+  'extra-answer-field',
 ] as const;
 export type Quirk = (typeof QUIRKS)[number];
 

@@ -104,6 +104,17 @@ describe.each(['A', 'B'] as const)('form %s', (form) => {
   });
 });
 
+it('migration 002: a transaction is of mode default (every row before it) or free, nothing else', async () => {
+  const [col] = await sb.sql`select column_default from information_schema.columns
+                             where table_schema = ${sb.config.sandbox.dbSchema} and table_name = 'transactions'
+                               and column_name = 'mode'`;
+  expect(col?.column_default).toMatch(/'default'/);
+  const checks = await sb.sql`select pg_get_constraintdef(c.oid) as def from pg_constraint c
+                              join pg_namespace n on n.oid = c.connamespace
+                              where n.nspname = ${sb.config.sandbox.dbSchema} and c.contype = 'c'`;
+  expect(checks.map((c) => String(c.def)).join(' ')).toMatch(/mode.*'default'.*'free'/);
+});
+
 describe('form B rollback without linked_tx_id (seed 001: the fields of Register Earnings)', () => {
   beforeAll(() => mode(true));
 

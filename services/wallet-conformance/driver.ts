@@ -1,13 +1,20 @@
 /**
  * The kit's hands on an operator wallet: it sends the callbacks the wallet saga sends (the same
  * bodies from rules/wallet/bodies.ts buildRequest, signed by lib/http/callback-client.ts), times
- * each one, classifies its answer with the operator's answer table (answerOf), and records every
+ * each one, classifies its answer with the operator's answer table (answerOf), checks every ok
+ * answer against its schema (schemas/callbacks/*.response.json, issue 17 item 3), and records every
  * request and answer for the report. Also the balance callback (seed 001 "Balance"), which the
  * rows use to see whether money moved.
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { answerOf, type CallbackClient, type Exchange } from '../../lib/http/callback-client.ts';
+import {
+  type CallbackSchemas,
+  type ResponseSchema,
+  responseSchemaOf,
+  type SchemaAction,
+} from '../../lib/http/callback-schemas.ts';
 import type { Currencies } from '../../rules/money/currencies.ts';
 import type { Answer } from '../../rules/wallet/answers.ts';
 import { buildRequest, type CallbackKind, type CallbackRequest } from '../../rules/wallet/bodies.ts';
@@ -41,6 +48,8 @@ export interface Recorded {
   readonly class: Answer['class'];
   readonly code: string | null;
   readonly reason: string | null;
+  /** An ok answer's check against its schema (null for any other answer): what does not match. */
+  readonly schema: { readonly name: ResponseSchema; readonly problems: readonly string[] } | null;
 }
 
 /** A money callback's record with its classified answer. */
@@ -112,7 +121,16 @@ export class Driver {
     private readonly currencies: Currencies,
     /** Timeout of every request that does not name its own, ms. */
     private readonly ruleTimeoutMs: number,
+    /** The ok answers' schemas (lib/http/callback-schemas.ts). */
+    private readonly schemas: CallbackSchemas,
   ) {}
+
+  /** The check of an ok answer of `action` against its schema; null when the answer is not ok. */
+  private schemaCheck(action: SchemaAction, ex: Exchange, ok: boolean): Recorded['schema'] {
+    if (!ok || ex.type !== 'answer') return null;
+    const name = responseSchemaOf(action, this.target.operator.form);
+    return { name, problems: this.schemas.response(name, parsed(ex.text)) };
+  }
 
   private secretOf(signing: Signing): string | null {
     if (signing === 'unsigned') return null;
@@ -138,6 +156,7 @@ export class Driver {
     ex: Exchange,
     ms: number,
     answer: Pick<Answer, 'class'> & { code?: string; reason?: string },
+    schema: Recorded['schema'],
   ): Recorded {
     const r: Recorded = {
       step,
@@ -152,6 +171,7 @@ export class Driver {
       class: answer.class,
       code: codeOf(answer),
       reason: answer.reason ?? null,
+      schema,
     };
     this.records.push(r);
     return r;
@@ -190,7 +210,8 @@ export class Driver {
     const signing = call.signing ?? 'valid';
     const { ex, ms } = await this.exchange(req, signing, call.timeoutMs ?? this.ruleTimeoutMs);
     const answer = answerOf(ex, this.target.operator.answers, { ...req, kind: call.kind });
-    const record = this.record(step, req, signing, ex, ms, answer);
+    const schema = this.schemaCheck(req.body.action as SchemaAction, ex, answer.class === 'ok');
+    const record = this.record(step, req, signing, ex, ms, answer, schema);
     return { record, answer, status: ex.type === 'answer' ? ex.status : null };
   }
 
@@ -216,6 +237,7 @@ export class Driver {
       ex,
       ms,
       problem === null ? { class: 'ok' } : { class: 'failed', reason: problem },
+      this.schemaCheck('balance', ex, problem === null),
     );
     return { record, minor, problem, body };
   }

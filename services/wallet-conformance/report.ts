@@ -51,7 +51,9 @@ function exchanges(row: RowResult, baseUrl: string): string {
       x.step,
       requestCell(x, baseUrl),
       answerCell(x),
-      [x.class, x.code ?? ''].join('\n').trim(),
+      [x.class, x.code ?? '', x.schema && x.schema.problems.length > 0 ? 'not as its schema' : '']
+        .join('\n')
+        .trim(),
       String(x.ms),
     ]);
   return t.toString();

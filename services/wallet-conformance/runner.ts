@@ -10,9 +10,13 @@
  * Timeouts: the timeout row sends with the operator's own timeout; every other row allows the
  * operator's timeout plus RULE_SLACK_MS, so that a slow wallet fails the timeout row only and the
  * other rows still judge its money.
+ *
+ * Schemas: every ok answer is checked against its schema (schemas/callbacks/*.response.json: the
+ * seed's fields, all strings); a row with an answer that does not match fails and says which.
  */
 import { randomInt } from 'node:crypto';
 import type { CallbackClient } from '../../lib/http/callback-client.ts';
+import { callbackSchemas } from '../../lib/http/callback-schemas.ts';
 import type { Currencies } from '../../rules/money/currencies.ts';
 import { balanceMinor, Driver, type Recorded } from './driver.ts';
 import { type BetIds, ROWS, RowAbort, type RowContext, type RowId } from './rows.ts';
@@ -59,6 +63,17 @@ export interface RunDeps {
   readonly only?: readonly RowId[];
 }
 
+/** `verdict`, failed when an ok answer among `exchanges` does not match its schema (which and why). */
+function withSchemas(verdict: { pass: boolean; detail: string }, exchanges: readonly Recorded[]) {
+  const bad = exchanges.filter((x) => x.schema !== null && x.schema.problems.length > 0);
+  if (bad.length === 0) return verdict;
+  const why = bad.map(
+    (x) =>
+      `the answer to "${x.step}" does not match schemas/callbacks/${x.schema?.name}.response.json: ${x.schema?.problems.join(', ')}`,
+  );
+  return { pass: false, detail: [...why, verdict.detail].filter((d) => d !== '').join('; ') };
+}
+
 /**
  * Runs the rows against `target`. Never throws for what the operator does: a row whose balance
  * cannot be read, or that meets an error, fails with the reason.
@@ -67,7 +82,13 @@ export interface RunDeps {
 export async function runConformance(target: Target, deps: RunDeps): Promise<ConformanceReport> {
   const { operator: op, player } = target;
   const exponent = deps.currencies.exponentOf(player.currency);
-  const driver = new Driver(target, deps.client, deps.currencies, op.timeoutMs + RULE_SLACK_MS);
+  const driver = new Driver(
+    target,
+    deps.client,
+    deps.currencies,
+    op.timeoutMs + RULE_SLACK_MS,
+    callbackSchemas(),
+  );
   // Below 2^52 + 2^49: room for millions of bets under 2^53.
   let next = ID_FLOOR + 4 * randomInt(0, 2 ** 47);
   const ctx: RowContext = {
@@ -96,6 +117,7 @@ export async function runConformance(target: Target, deps: RunDeps): Promise<Con
       const why = err instanceof RowAbort ? err.message : `error: ${(err as Error).message}`;
       verdict = { pass: false, detail: why };
     }
+    verdict = withSchemas(verdict, driver.records.slice(from));
     rows.push({
       id: row.id,
       title: row.title,

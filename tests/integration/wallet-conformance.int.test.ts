@@ -11,6 +11,7 @@ import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createCallbackClient } from '../../lib/http/callback-client.ts';
 import { currencyTable } from '../../rules/money/currencies.ts';
+import type { AnswerPreset } from '../../rules/wallet/answers.ts';
 import type { Quirk } from '../../services/operator-sandbox/quirks.ts';
 import { runConformanceCli } from '../../services/wallet-conformance/cli.ts';
 import type { RowId } from '../../services/wallet-conformance/rows.ts';
@@ -50,14 +51,14 @@ async function quirks(list: Quirk[]): Promise<void> {
   expect(res.statusCode).toBe(200);
 }
 
-const run = (form: 'A' | 'B') =>
+const run = (form: 'A' | 'B', preset: AnswerPreset = 'seed', only?: RowId[]) =>
   runConformance(
     {
       operator: urlOperator({
         url: base,
         secret: sbx.secret,
         form,
-        preset: 'seed',
+        preset,
         timeoutMs: TIMEOUT_MS,
         amountFormat: 'string',
         paths: {
@@ -69,7 +70,7 @@ const run = (form: 'A' | 'B') =>
       }),
       player: testPlayer({}),
     },
-    { client, currencies },
+    { client, currencies, ...(only ? { only } : {}) },
   );
 
 const failedRows = (r: Awaited<ReturnType<typeof run>>) => r.rows.filter((x) => !x.pass).map((x) => x.id);
@@ -133,6 +134,51 @@ describe('a sandbox with one quirk', () => {
     } finally {
       await quirks([]);
     }
+  });
+});
+
+describe('a strict sandbox (issue 17: exact bodies, status in the body)', () => {
+  it.each(['A', 'B'] as const)('passes every row on form %s read as status-in-body', async (form) => {
+    expect((await sbx.put('/_sandbox/mode', { strict: true })).status).toBe(200);
+    try {
+      const r = await run(form, 'status-in-body');
+      expect(failedRows(r), JSON.stringify(r.rows.filter((x) => !x.pass))).toEqual([]);
+      const replay = r.rows
+        .find((x) => x.id === 'bet-replay')
+        ?.exchanges.find((x) => x.step === 'same bet again');
+      expect(replay).toMatchObject({ class: 'duplicate', answer: { status: 200 } });
+    } finally {
+      await sbx.app.inject({ method: 'DELETE', url: '/_sandbox/mode' });
+    }
+  });
+});
+
+describe('answers checked against their schemas (schemas/callbacks)', () => {
+  it('an ok answer with a field the seed does not list fails its row, naming the schema and the field', async () => {
+    await quirks(['extra-answer-field']);
+    try {
+      const r = await run('B', 'seed', ['balance', 'rollback-unknown']);
+      expect(failedRows(r)).toEqual(['balance', 'rollback-unknown']);
+      expect(r.rows[0]?.detail).toMatch(
+        /does not match schemas\/callbacks\/balance\.response\.json: body has the unknown field bonus_balance/,
+      );
+      expect(r.rows[1]?.detail).toMatch(/schemas\/callbacks\/rollback\.response\.json/);
+      expect(r.rows[1]?.exchanges.find((x) => x.step === 'rollback')?.schema).toMatchObject({
+        name: 'rollback',
+        problems: ['body has the unknown field bonus_balance'],
+      });
+    } finally {
+      await quirks([]);
+    }
+  });
+
+  it('a clean answer is checked and passes', async () => {
+    const r = await run('A', 'seed', ['bet']);
+    expect(r.rows[0]?.exchanges.map((x) => x.schema)).toEqual([
+      { name: 'balance', problems: [] },
+      { name: 'bet', problems: [] },
+      { name: 'balance', problems: [] },
+    ]);
   });
 });
 

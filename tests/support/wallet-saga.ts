@@ -82,9 +82,11 @@ const HUB88: Record<string, string> = {
   BET_NOT_FOUND: 'RS_ERROR_TRANSACTION_DOES_NOT_EXIST',
 };
 
-/** Starts the operator; every user begins with `startMinor`. */
-export async function startTestOperator(startMinor = 100_000): Promise<TestOperator> {
-  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+/** Starts the operator; every user begins with `startMinor`; it verifies signatures with `secret` (a new one by default). */
+export async function startTestOperator(
+  startMinor = 100_000,
+  secret = `whsec_${randomBytes(24).toString('base64')}`,
+): Promise<TestOperator> {
   const wh = new Webhook(secret);
   const requests: SeenRequest[] = [];
   const movements: TestOperator['movements'] = [];
@@ -178,6 +180,11 @@ export async function startTestOperator(startMinor = 100_000): Promise<TestOpera
         return send(401, { error: { code: 'INVALID_SIGNATURE', message: 'bad signature' } });
       }
       const body = JSON.parse(raw) as Record<string, unknown>;
+      // A body without the fields of a callback (e.g. a readiness probe's) books nothing: 400.
+      const fields =
+        kind === 'balance' ? ['user_id', 'currency'] : ['user_id', 'currency', 'provider_tx_id', 'amount'];
+      if (fields.some((f) => body[f] === undefined))
+        return send(400, { error: { code: 'BAD_REQUEST', message: 'not a callback body' } });
       requests.push({
         kind,
         method: req.method ?? '',

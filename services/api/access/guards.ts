@@ -36,6 +36,9 @@ export interface OperatorRow {
   readonly round_close: RoundClose;
   readonly round_end_path: string | null;
   readonly amount_format: 'string' | 'number';
+  /** The last readiness probe (rules/wallet/readiness.ts Readiness), or null; and its verdict. */
+  readonly readiness: unknown;
+  readonly ready: boolean;
   readonly created_at: Date;
   readonly disabled_at: Date | null;
 }

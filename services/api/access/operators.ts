@@ -2,7 +2,8 @@
  * The operators registry (issue 5 item 1), admin only: POST /admin/operators creates an operator
  * and shows its bearer `api_token` once (only its SHA-256 is stored) and its Standard Webhooks
  * `signing_secret` (stored: the wallet-saga signs every callback with it); GET lists or reads
- * operators without secrets; DELETE disables one: its token stops working and, for the admin API, it
+ * operators without secrets, with their readiness (issue 17 item 2: the probe runs when one is
+ * registered or changed with PATCH, and on POST /admin/operators/:id/probe); DELETE disables one: its token stops working and, for the admin API, it
  * is gone (GET and a second DELETE answer 404, the list leaves it out: issue 13, a deleted resource
  * is not available), while its row stays for the sessions and transactions that reference it.
  */
@@ -10,9 +11,11 @@ import type { FastifyInstance } from 'fastify';
 import type { KeyLookup } from '../../../lib/auth/key-table.ts';
 import { newOperatorId, newOperatorToken, newSigningSecret, sha256 } from '../../../lib/auth/secrets.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
-import { NotFoundError } from '../errors.ts';
+import type { CallbackClient } from '../../../lib/http/callback-client.ts';
+import { InvalidInputError, NotFoundError } from '../errors.ts';
 import { type OperatorRow, requireAdmin } from './guards.ts';
-import { createOperatorBody, parseInput } from './input.ts';
+import { createOperatorBody, parseInput, updateOperatorBody } from './input.ts';
+import { probeAndStore, readinessView } from './readiness.ts';
 import { adminSchemas } from './schemas.ts';
 
 /** An operator as the admin routes show it: everything but the token hash and the signing secret. */
@@ -32,17 +35,25 @@ export function operatorView(o: OperatorRow) {
     round_close: o.round_close,
     round_end_path: o.round_end_path,
     amount_format: o.amount_format,
+    readiness: readinessView(o.readiness),
     created_at: o.created_at.toISOString(),
     disabled_at: o.disabled_at?.toISOString() ?? null,
   };
 }
 
-/** Registers the four admin routes on `app`. */
+/** Registers the admin routes of operators on `app`. */
 export function operatorRoutes(
   app: FastifyInstance,
-  deps: { sql: Sql; table: KeyLookup; now: () => number },
+  deps: { sql: Sql; table: KeyLookup; now: () => number; client: CallbackClient },
 ) {
-  const { sql, table, now } = deps;
+  const { sql, table, now, client } = deps;
+  /** Probes `id` (issue 17 item 2) and reads its row back with the result. */
+  const probed = async (id: string): Promise<OperatorRow | undefined> => {
+    await probeAndStore(sql, client, id, Date.now());
+    const [o] = await sql<OperatorRow[]>`
+      select * from operators where operator_id = ${id} and disabled_at is null`;
+    return o;
+  };
   const found = (o: OperatorRow | undefined, id: string): OperatorRow => {
     if (!o) throw new NotFoundError('OPERATOR_NOT_FOUND', `no operator ${id}`);
     return o;
@@ -62,9 +73,11 @@ export function operatorRoutes(
               ${b.rollback_path}, ${signingSecret}, ${b.timeout_ms}, ${sql.json(b.retry_policy)},
               ${sql.json(b.answer_table)}, ${b.round_close}, ${b.round_end_path ?? null}, ${b.amount_format})
       returning *`;
+    // Registered: its readiness probe runs now (issue 17 item 2); request-access waits for it to pass.
+    const withReadiness = (await probed((o as OperatorRow).operator_id)) ?? (o as OperatorRow);
     return reply
       .code(201)
-      .send({ ...operatorView(o as OperatorRow), api_token: apiToken, signing_secret: signingSecret });
+      .send({ ...operatorView(withReadiness), api_token: apiToken, signing_secret: signingSecret });
   });
 
   app.get('/admin/operators', { schema: adminSchemas.list }, async (req) => {
@@ -80,6 +93,50 @@ export function operatorRoutes(
       select * from operators where operator_id = ${req.params.id} and disabled_at is null`;
     return operatorView(found(o, req.params.id));
   });
+
+  app.patch<{ Params: { id: string } }>(
+    '/admin/operators/:id',
+    { schema: adminSchemas.update },
+    async (req) => {
+      requireAdmin(table, req, now());
+      const b = parseInput(updateOperatorBody, req.body, 'body');
+      const [cur] = await sql<OperatorRow[]>`
+        select * from operators where operator_id = ${req.params.id} and disabled_at is null`;
+      const o = found(cur, req.params.id);
+      const roundClose = b.round_close ?? o.round_close;
+      const roundEndPath = b.round_end_path === undefined ? o.round_end_path : b.round_end_path;
+      if (roundClose === 'round-end' && !roundEndPath)
+        throw new InvalidInputError(
+          'INVALID_INPUT',
+          'round_end_path: required when round_close is round-end',
+        );
+      await sql`
+        update operators set
+          name = ${b.name ?? o.name}, callback_form = ${b.callback_form ?? o.callback_form},
+          base_url = ${(b.base_url ?? o.base_url).replace(/\/+$/, '')},
+          bet_path = ${b.bet_path ?? o.bet_path}, win_path = ${b.win_path ?? o.win_path},
+          balance_path = ${b.balance_path ?? o.balance_path}, rollback_path = ${b.rollback_path ?? o.rollback_path},
+          timeout_ms = ${b.timeout_ms ?? o.timeout_ms},
+          retry_policy = ${sql.json((b.retry_policy ?? o.retry_policy) as never)},
+          answer_table = ${sql.json((b.answer_table ?? o.answer_table) as never)},
+          round_close = ${roundClose}, round_end_path = ${roundEndPath},
+          amount_format = ${b.amount_format ?? o.amount_format}
+        where operator_id = ${o.operator_id}`;
+      return operatorView(found(await probed(o.operator_id), o.operator_id));
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/admin/operators/:id/probe',
+    { schema: adminSchemas.probe },
+    async (req) => {
+      requireAdmin(table, req, now());
+      const [cur] = await sql<OperatorRow[]>`
+        select operator_id from operators where operator_id = ${req.params.id} and disabled_at is null`;
+      found(cur, req.params.id);
+      return operatorView(found(await probed(req.params.id), req.params.id));
+    },
+  );
 
   app.delete<{ Params: { id: string } }>(
     '/admin/operators/:id',

@@ -18,6 +18,7 @@ import { NotFoundError } from '../errors.ts';
 import { requireOperator } from './guards.ts';
 import { parseInput, requestAccessBody } from './input.ts';
 import { currencyOf, demoStartMinor, minorOf } from './money.ts';
+import type { ReadinessGate } from './readiness.ts';
 import { sessionSchemas } from './schemas.ts';
 
 /** Language of a session that names none. */
@@ -30,6 +31,8 @@ export interface RequestAccessDeps {
   readonly now: () => number;
   /** ISO 4217 + configured crypto currencies: the session's currency and the balance's precision. */
   readonly currencies: Currencies;
+  /** Breaker closed and readiness probe passed (issue 17 item 2), for real-money sessions. */
+  readonly readiness: ReadinessGate;
 }
 
 /** Registers POST /games/request-access on `app`. */
@@ -40,6 +43,9 @@ export function requestAccessRoute(app: FastifyInstance, deps: RequestAccessDeps
     const b = parseInput(requestAccessBody, req.body, 'body');
     if (!gameBySlug(b.game)) throw new NotFoundError('GAME_NOT_FOUND', `unknown game ${b.game}`);
     const demo = b.demo || b.demo_session;
+    // Seed 001: the callbacks "must be configured and working before the session endpoint is used".
+    // A demo session calls no operator.
+    if (!demo) await deps.readiness.check(op.operator_id, now());
     const currency = currencyOf(currencies, b.currency);
     const given = b.balance === undefined ? null : minorOf(currencies, b.balance, currency, 'balance');
     const createdAt = now();

@@ -11,6 +11,7 @@ import type { Producer } from 'kafkajs';
 import type { KeyLookup } from '../../../lib/auth/key-table.ts';
 import { createBreakerReader } from '../../../lib/db/operator-breakers.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
+import { createCallbackClient } from '../../../lib/http/callback-client.ts';
 import type { RoundPhases } from '../../../lib/log/round-phases.ts';
 import { currencyTable } from '../../../rules/money/currencies.ts';
 import type { ApiConfig } from '../config.ts';
@@ -21,6 +22,7 @@ import { cashOutRoute } from './cash-out.ts';
 import type { EngineClient } from './engine-client.ts';
 import { operatorRoutes } from './operators.ts';
 import { playRoutes } from './play.ts';
+import { createReadinessGate } from './readiness.ts';
 import { requestAccessRoute } from './request-access.ts';
 import { roundRoute } from './round.ts';
 import { sessionRoutes } from './sessions.ts';
@@ -53,6 +55,9 @@ export function accessRoutes(deps: AccessDeps): FastifyPluginAsync {
   const currencies = currencyTable(config.money.crypto);
   // The operators' circuit breakers (issue 12 item 6), read through a 500 ms cache.
   const breakers = createBreakerReader(sql);
+  // Readiness probes of operators (issue 17 item 2), with their own keep-alive connections.
+  const client = createCallbackClient(8);
+  const readiness = createReadinessGate(sql, client, breakers);
   return async (app) => {
     app.setValidatorCompiler(() => () => true);
     app.setErrorHandler((err, req, reply) => {
@@ -61,9 +66,10 @@ export function accessRoutes(deps: AccessDeps): FastifyPluginAsync {
       else if (status >= 500) req.log.error({ err }, 'session api request failed');
       return reply.code(status).type('application/problem+json').send(body);
     });
-    operatorRoutes(app, { sql, table, now });
+    app.addHook('onClose', async () => client.close());
+    operatorRoutes(app, { sql, table, now, client });
     walletCallbackRoutes(app, { sql, table, now });
-    requestAccessRoute(app, { config, sql, producer, now, currencies });
+    requestAccessRoute(app, { config, sql, producer, now, currencies, readiness });
     sessionRoutes(app, { sql, now, currencies });
     playRoutes(app, { config, sql, producer, now, fetchBalance, currencies });
     betRoute(app, { config, sql, producer, phases, now, currencies, breakers });
