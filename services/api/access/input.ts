@@ -96,6 +96,44 @@ const CODE_RE = /^[A-Za-z0-9_.:-]{1,64}$/;
  * Body of POST /admin/operators. Defaults: the sandbox's paths, 10 s timeout, the saga's published
  * retry schedule, the `seed` answer table, lost bets closed with a zero-amount win.
  */
+/** retry_policy: a schedule or the exponential shape (rules/retry/schedule.ts). */
+const retryPolicy = z.union([
+  z
+    .object({
+      delaysMs: z.array(z.number().int().min(0).max(172_800_000)).max(100),
+      jitter: z.number().min(0).max(1).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      retries: z.number().int().min(0).max(100).default(10),
+      minTimeoutMs: z.number().int().min(1).max(172_800_000).default(500),
+      maxTimeoutMs: z.number().int().min(1).max(172_800_000).default(60_000),
+      factor: z.number().min(1).max(10).default(2),
+    })
+    .strict()
+    .refine((p) => p.maxTimeoutMs >= p.minTimeoutMs, 'maxTimeoutMs must be >= minTimeoutMs'),
+]);
+/** How the operator's answers count (rules/wallet/answers.ts): a preset, or a preset with codes. */
+const answerTableInput = z.union([
+  z.enum(ANSWER_PRESETS),
+  z
+    .object({
+      preset: z.enum(ANSWER_PRESETS),
+      refusals: z.record(z.string().regex(CODE_RE).max(64), z.enum(REFUSAL_CODES)).optional(),
+      duplicates: z.array(z.string().regex(CODE_RE).max(64)).max(100).optional(),
+      mismatches: z.array(z.string().regex(CODE_RE).max(64)).max(100).optional(),
+      unknownTransaction: z.array(z.string().regex(CODE_RE).max(64)).max(100).optional(),
+      okStatuses: z.array(z.string().regex(CODE_RE).max(64)).max(100).optional(),
+    })
+    .strict(),
+]);
+const timeoutMs = z.number().int().min(100).max(60_000);
+const roundEndRule = {
+  message: 'round_end_path is required when round_close is round-end',
+  path: ['round_end_path'],
+};
+
 export const createOperatorBody = z
   .object({
     name: text(128),
@@ -105,54 +143,45 @@ export const createOperatorBody = z
     win_path: path.default('/wallet/win'),
     balance_path: path.default('/wallet/balance'),
     rollback_path: path.default('/wallet/rollback'),
-    timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
-    retry_policy: z
-      .union([
-        z
-          .object({
-            delaysMs: z.array(z.number().int().min(0).max(172_800_000)).max(100),
-            jitter: z.number().min(0).max(1).optional(),
-          })
-          .strict(),
-        z
-          .object({
-            retries: z.number().int().min(0).max(100).default(10),
-            minTimeoutMs: z.number().int().min(1).max(172_800_000).default(500),
-            maxTimeoutMs: z.number().int().min(1).max(172_800_000).default(60_000),
-            factor: z.number().min(1).max(10).default(2),
-          })
-          .strict()
-          .refine((p) => p.maxTimeoutMs >= p.minTimeoutMs, 'maxTimeoutMs must be >= minTimeoutMs'),
-      ])
-      // The saga's published schedule (rules/retry/schedule.ts, docs/decisions.md "Issue 12").
-      .default({ ...DEFAULT_RETRY_SCHEDULE, delaysMs: [...DEFAULT_RETRY_SCHEDULE.delaysMs] }),
-    // How the operator's answers count (rules/wallet/answers.ts): a preset, or a preset with codes.
-    answer_table: z
-      .union([
-        z.enum(ANSWER_PRESETS),
-        z
-          .object({
-            preset: z.enum(ANSWER_PRESETS),
-            refusals: z.record(z.string().regex(CODE_RE).max(64), z.enum(REFUSAL_CODES)).optional(),
-            duplicates: z.array(z.string().regex(CODE_RE).max(64)).max(100).optional(),
-            mismatches: z.array(z.string().regex(CODE_RE).max(64)).max(100).optional(),
-            unknownTransaction: z.array(z.string().regex(CODE_RE).max(64)).max(100).optional(),
-            okStatuses: z.array(z.string().regex(CODE_RE).max(64)).max(100).optional(),
-          })
-          .strict(),
-      ])
-      .default('seed'),
+    timeout_ms: timeoutMs.default(10_000),
+    // The saga's published schedule (rules/retry/schedule.ts, docs/decisions.md "Issue 12").
+    retry_policy: retryPolicy.default({
+      ...DEFAULT_RETRY_SCHEDULE,
+      delaysMs: [...DEFAULT_RETRY_SCHEDULE.delaysMs],
+    }),
+    answer_table: answerTableInput.default('seed'),
     round_close: z.enum(ROUND_CLOSE_MODES).default('zero-win'),
     round_end_path: path.optional(),
     // Callback `amount` as a decimal string in the currency's precision, or a JSON number (seed 001).
     amount_format: z.enum(['string', 'number']).default('string'),
   })
   .strict()
-  .refine((b) => b.round_close !== 'round-end' || b.round_end_path !== undefined, {
-    message: 'round_end_path is required when round_close is round-end',
-    path: ['round_end_path'],
-  });
+  .refine((b) => b.round_close !== 'round-end' || b.round_end_path !== undefined, roundEndRule);
 export type CreateOperatorBody = z.infer<typeof createOperatorBody>;
+
+/**
+ * Body of PATCH /admin/operators/:id (issue 17 item 2): any of the callback settings, each replacing
+ * the stored one; at least one. The readiness probe runs again after the change.
+ */
+export const updateOperatorBody = z
+  .object({
+    name: text(128).optional(),
+    callback_form: z.enum(['A', 'B']).optional(),
+    base_url: httpBaseUrl.optional(),
+    bet_path: path.optional(),
+    win_path: path.optional(),
+    balance_path: path.optional(),
+    rollback_path: path.optional(),
+    timeout_ms: timeoutMs.optional(),
+    retry_policy: retryPolicy.optional(),
+    answer_table: answerTableInput.optional(),
+    round_close: z.enum(ROUND_CLOSE_MODES).optional(),
+    round_end_path: path.nullable().optional(),
+    amount_format: z.enum(['string', 'number']).optional(),
+  })
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one field to change', path: [] });
+export type UpdateOperatorBody = z.infer<typeof updateOperatorBody>;
 
 /** Body of POST /play/open. */
 export const openBody = z.object({ launch: text(128) }).strict();

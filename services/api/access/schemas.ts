@@ -11,6 +11,7 @@ import {
   openBody,
   pageQuery,
   requestAccessBody,
+  updateOperatorBody,
 } from './input.ts';
 
 /** A problem-JSON error response (shared schema `Problem`) with its description. */
@@ -74,6 +75,21 @@ const operatorView = closed(
     round_close: { type: 'string', enum: ['zero-win', 'round-end', 'none'] },
     round_end_path: nullableStr,
     amount_format: { type: 'string', enum: ['string', 'number'] },
+    readiness: {
+      description:
+        'The last readiness probe (issue 17): the balance callback for the readiness test player and every configured callback path; null before the first.',
+      type: 'object',
+      nullable: true,
+      required: ['ready', 'checked_at', 'checks'],
+      properties: {
+        ready: { type: 'boolean' },
+        checked_at: { type: 'string', format: 'date-time' },
+        checks: {
+          type: 'array',
+          items: closed({ name: str, method: str, path: str, ok: { type: 'boolean' }, detail: str }),
+        },
+      },
+    },
     created_at: { type: 'string', format: 'date-time' },
     disabled_at: { type: 'string', format: 'date-time', nullable: true },
   },
@@ -148,6 +164,23 @@ export const adminSchemas = {
     tags: ['operators'],
     summary:
       'Delete (disable) an operator (admin): its token stops working and it is no longer listed or readable; its sessions and transactions stay.',
+    security: admin,
+    params: idParams,
+    response: { 200: operatorView, ...adminErr, 404: problem('No such operator.') },
+  },
+  update: {
+    tags: ['operators'],
+    summary:
+      "Change an operator's callback configuration (admin); its readiness probe runs again and the answer shows it.",
+    security: admin,
+    params: idParams,
+    body: docSchema(updateOperatorBody),
+    response: { 200: operatorView, ...adminErr, 404: problem('No such operator.') },
+  },
+  probe: {
+    tags: ['operators'],
+    summary:
+      "Run an operator's readiness probe now (admin): the balance callback for the readiness test player and a request with no money fields on every configured path.",
     security: admin,
     params: idParams,
     response: { 200: operatorView, ...adminErr, 404: problem('No such operator.') },
