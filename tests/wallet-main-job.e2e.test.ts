@@ -31,15 +31,23 @@ interface Count {
   bets: number;
   won: number;
   credited: number;
+  /** Lost bets whose round close the operator acknowledged. */
+  closed: number;
 }
 
 async function counts(): Promise<Count> {
-  const [c] = await stack.wallet.sql<{ bets: string; won: string; credited: string }[]>`
+  const [c] = await stack.wallet.sql<{ bets: string; won: string; credited: string; closed: string }[]>`
     select count(*) filter (where kind = 'bet') as bets,
            count(*) filter (where kind = 'bet' and round_status = 'won') as won,
-           count(*) filter (where kind = 'win' and status = 'succeeded') as credited
+           count(*) filter (where kind = 'win' and status = 'succeeded') as credited,
+           count(*) filter (where kind = 'close' and status = 'succeeded') as closed
     from wallet_transactions where not demo`;
-  return { bets: Number(c?.bets), won: Number(c?.won), credited: Number(c?.credited) };
+  return {
+    bets: Number(c?.bets),
+    won: Number(c?.won),
+    credited: Number(c?.credited),
+    closed: Number(c?.closed),
+  };
 }
 
 describe('main job with wallets', () => {
@@ -66,13 +74,17 @@ describe('main job with wallets', () => {
     // Every real bot has an account at the operator whose balance the read model shows, and its
     // wins are there as credits; the demo bot never reached the operator.
     let credits = 0;
+    let closes = 0;
     for (const user of REAL_BOTS) {
       const l = await ledger(stack.wallet.sandboxUrl, user);
       expect(l.status).toBe(200);
       expect(await balanceRow(stack, user)).toBe(l.body.balance);
-      credits += l.body.transactions.filter((t) => t.kind === 'win').length;
+      credits += l.body.transactions.filter((t) => t.kind === 'win' && t.delta_minor > 0).length;
+      closes += l.body.transactions.filter((t) => t.kind === 'win' && t.delta_minor === 0).length;
     }
     expect(credits).toBe(final.credited);
+    // Every lost bet closed its round at the operator with a zero-amount win (issue 12 item 4).
+    expect(closes).toBe(final.closed);
     expect((await ledger(stack.wallet.sandboxUrl, DEMO_BOT)).status).toBe(404);
     const [demo] = await stack.wallet.sql<{ n: string }[]>`
       select count(*) as n from wallet_transactions where user_id = ${DEMO_BOT} and demo and kind = 'bet'`;

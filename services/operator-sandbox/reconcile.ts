@@ -11,7 +11,8 @@
  *   succeeded after a debit that succeeded (a free bet has no debit, only its win). A bet whose debit failed or timed out counts 0 on the
  *   platform: the operator must then show no debit, or a debit and its refund (compensation).
  * Rows still pending, failed or parked are outstanding, not mismatches, and so is a debited (or
- * free) bet whose round is still open (its win may yet be owed); `settled` is false while any
+ * registered free) bet whose round is still open (its win may yet be owed), and a lost one whose
+ * round the operator has not had closed yet (unless it closes none); `settled` is false while any
  * remain. Every operator movement must belong to a bet the platform knows. Each account's
  * balance must equal its first balance plus its movements.
  */
@@ -106,9 +107,19 @@ export async function reconcile(sql: Sql, input: ReconcileInput): Promise<Reconc
             case when status = 'succeeded' then 'open' else status end as status
      from ${p}.wallet_transactions
      where operator_id = $1 and not demo
-       and ((status in ('pending', 'failed', 'parked') and not (kind = 'bet' and mode = 'free'))
+       and (status in ('pending', 'failed', 'parked')
             or (kind = 'bet' and status = 'succeeded' and round_status = 'open'))
-     order by tx_id`,
+     union all
+     -- A lost bet whose round is not closed at the operator yet (issue 12 item 4), unless the
+     -- operator closes no rounds.
+     select b.tx_id::text, 'close', 'unclosed'
+     from ${p}.wallet_transactions b
+     join ${p}.operators o on o.operator_id = b.operator_id and o.round_close <> 'none'
+     where b.operator_id = $1 and not b.demo and b.kind = 'bet' and b.status = 'succeeded'
+       and b.round_status = 'lost'
+       and not exists (select 1 from ${p}.wallet_transactions c
+                       where c.tx_id = b.tx_id + 1 and c.kind = 'close' and c.status = 'succeeded')
+     order by 1`,
     [op],
   );
   const mismatches = perBet.filter((r) => r.operator_minor !== r.platform_minor);

@@ -76,6 +76,9 @@ export function walletEnv(
   return {
     defaults: {
       WALLET_SAGA_CACHE_MS: String(OPERATOR_CACHE_MS),
+      // The fault suite fails bets back to back on purpose; its breaker has a test of its own
+      // (tests/integration/wallet-retries.int.test.ts), so here it only trips on a real outage.
+      WALLET_SAGA_BREAKER_FAILURES: '1000',
       BOTS_PLAYERS: '0',
     },
     fixed: {
