@@ -12,10 +12,11 @@
 import pRetry from 'p-retry';
 import type postgres from 'postgres';
 import type { Sql } from '../../lib/db/pool.ts';
+import type { Currencies } from '../../rules/money/currencies.ts';
 import { SandboxError } from './errors.ts';
 import type { LedgerMoney } from './money.ts';
 import type { QuirkCheck } from './quirks.ts';
-import { type BalanceRequest, type Movement, movementResponse } from './wire.ts';
+import { type BalanceRequest, balanceResponse, type Movement, movementResponse } from './wire.ts';
 
 /** The stored or fresh answer to a money callback; `replay` when it was stored before. */
 export interface MovementResult {
@@ -95,6 +96,23 @@ async function winOf(tx: Tx, betTxId: string): Promise<TxRow | undefined> {
   return row;
 }
 
+/** The refusal of bet `m` above `balanceMinor` (also the operator guide's example, examples.ts). */
+export function insufficientFunds(m: Movement, balanceMinor: number, currencies: Currencies): SandboxError {
+  const f = (minor: number) => currencies.formatMinor(minor, m.currency);
+  return new SandboxError(
+    'INSUFFICIENT_FUNDS',
+    `balance ${f(balanceMinor)} is below the bet ${f(m.amountMinor)}`,
+  );
+}
+
+/** The refusal of win `m` whose bet this ledger never booked. */
+export function betNotFound(m: Movement): SandboxError {
+  return new SandboxError(
+    'BET_NOT_FOUND',
+    `no bet ${m.linkedTxId ?? `of round ${m.roundId}`} for this player`,
+  );
+}
+
 /**
  * The balance change of `m` given the account's balance, or a stored answer to return instead.
  * @throws SandboxError INSUFFICIENT_FUNDS, BET_ROLLED_BACK, BET_NOT_FOUND, BET_SETTLED.
@@ -110,21 +128,15 @@ async function decide(
   if (m.kind === 'bet') {
     if (!quirks.has('accept-late-bet') && (await rollbackBefore(tx, m)))
       throw new SandboxError('BET_ROLLED_BACK', `bet ${m.providerTxId} was rolled back before it arrived`);
-    if (balance < m.amountMinor && !quirks.has('no-insufficient-funds-check')) {
-      const f = (minor: number) => money.currencies.formatMinor(minor, m.currency);
-      throw new SandboxError(
-        'INSUFFICIENT_FUNDS',
-        `balance ${f(balance)} is below the bet ${f(m.amountMinor)}`,
-      );
-    }
+    if (balance < m.amountMinor && !quirks.has('no-insufficient-funds-check'))
+      throw insufficientFunds(m, balance, money.currencies);
     return { delta: -m.amountMinor, linked: null };
   }
   if (m.kind === 'win') {
     const bet = await findBet(tx, m);
-    const ref = m.linkedTxId ?? `of round ${m.roundId}`;
     // Lenient: a free bet's win is credited even when the free bet was never registered.
     if (!bet && m.mode === 'free' && !rules.strict) return { delta: m.amountMinor, linked: m.linkedTxId };
-    if (!bet) throw new SandboxError('BET_NOT_FOUND', `no bet ${ref} for this player`);
+    if (!bet) throw betNotFound(m);
     if (!quirks.has('credit-after-rollback') && (await rollbackOf(tx, bet.provider_tx_id)))
       throw new SandboxError('BET_ROLLED_BACK', `bet ${bet.provider_tx_id} was rolled back; no win on it`);
     return { delta: m.amountMinor, linked: bet.provider_tx_id };
@@ -246,10 +258,5 @@ export async function readBalance(
             on conflict do nothing`;
   const [row] =
     await sql`select balance_minor from accounts where user_id = ${r.userId} and currency = ${r.currency}`;
-  return {
-    user_id: r.userId,
-    currency: r.currency,
-    balance: money.currencies.formatMinor(Number(row?.balance_minor), r.currency),
-    platform_session_token: r.sessionToken,
-  };
+  return balanceResponse(r, Number(row?.balance_minor), money.currencies);
 }

@@ -281,3 +281,17 @@ export function movementResponse(
     provider_tx_id: m.providerTxId,
   };
 }
+
+/** The 200 answer to a balance callback: `balance` a decimal string in the currency's precision. */
+export function balanceResponse(
+  r: BalanceRequest,
+  balanceMinor: number,
+  currencies: Currencies,
+): Record<string, string> {
+  return {
+    user_id: r.userId,
+    currency: r.currency,
+    balance: currencies.formatMinor(balanceMinor, r.currency),
+    platform_session_token: r.sessionToken,
+  };
+}
