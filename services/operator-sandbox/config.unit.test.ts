@@ -10,6 +10,8 @@ describe('sandbox settings (services/operator-sandbox/config.ts)', () => {
       signingSecret: '',
       dbSchema: 'sandbox',
       initialBalance: '1000.00',
+      answerPreset: null,
+      strict: false,
     });
     expect(c.sandbox.secretFile).toMatch(/\.data\/sandbox\/signing-secret$/);
   });
@@ -20,12 +22,16 @@ describe('sandbox settings (services/operator-sandbox/config.ts)', () => {
       SANDBOX_SIGNING_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
       SANDBOX_DB_SCHEMA: 't_sbx_1',
       SANDBOX_INITIAL_BALANCE: '12.5',
+      SANDBOX_ANSWER_PRESET: 'seed',
+      SANDBOX_STRICT: 'true',
     });
     expect(c.sandbox).toMatchObject({
       port: 9000,
       signingSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
       dbSchema: 't_sbx_1',
       initialBalance: '12.5',
+      answerPreset: 'seed',
+      strict: true,
     });
   });
 
@@ -36,6 +42,8 @@ describe('sandbox settings (services/operator-sandbox/config.ts)', () => {
     ['SANDBOX_INITIAL_BALANCE', '1e3'],
     ['SANDBOX_DB_SCHEMA', 'Bad-Schema'],
     ['SANDBOX_PORT', '70000'],
+    ['SANDBOX_ANSWER_PRESET', 'lenient'],
+    ['SANDBOX_STRICT', 'yes'],
   ])('refuses %s=%s naming the setting', (key, value) => {
     expect(() => loadConfig({ [key]: value })).toThrow(key);
   });

@@ -133,6 +133,20 @@ describe('parseMovement', () => {
     const rb = { ...bet, action: 'rollback', provider_tx_id: 6, linked_tx_id: 4, amount: 0 };
     expect(parseMovement('rollback', 'A', rb).amountMinor).toBe(0);
   });
+
+  it('takes a free bet registration of 0 (mode free, free_bet_id) and refuses one that moves money', () => {
+    const free = { ...bet, mode: 'free', amount: '0.00', bonus_code: 'FREE10', free_bet_id: '77' };
+    expect(parseMovement('bet', 'A', free)).toMatchObject({ mode: 'free', amountMinor: 0 });
+    expect(refusal(() => parseMovement('bet', 'A', { ...free, amount: '1.00' })).message).toMatch(
+      /free bet moves no money/,
+    );
+  });
+
+  it('takes a form-B rollback without linked_tx_id (seed 001: the fields of Register Earnings)', () => {
+    const { bonus_code: _b, extra_data: _e, ...rest } = bet;
+    const body = { ...rest, action: 'rollback', provider_tx_id: '6' };
+    expect(parseMovement('rollback', 'B', body)).toMatchObject({ providerTxId: '6', linkedTxId: null });
+  });
 });
 
 describe('parseJsonObject and parseBalance', () => {
