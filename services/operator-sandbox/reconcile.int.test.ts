@@ -25,7 +25,7 @@ type Kind = 'bet' | 'win' | 'rollback';
 /** A wallet_transactions row of player `user` (round 1, crash, USD). */
 async function row(
   tx: number,
-  kind: Kind,
+  kind: Kind | 'close',
   amount: number,
   status: string,
   roundStatus: string,
@@ -93,6 +93,9 @@ describe('reconcile', () => {
     await movement(5, 'win', 250, 250);
     await row(8, 'bet', 100, 'succeeded', 'lost');
     await movement(8, 'bet', 100, -100);
+    // The lost bet's round closed at the operator with a zero-amount win (issue 12 item 4).
+    await row(9, 'close', 0, 'succeeded', 'lost');
+    await movement(9, 'win', 0, 0);
     // commit-then-500: the operator debited, the platform rejected the bet and rolled it back.
     await row(12, 'bet', 300, 'rejected', 'cancelled');
     await row(14, 'rollback', 300, 'succeeded', 'cancelled');

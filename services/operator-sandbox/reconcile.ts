@@ -12,7 +12,8 @@
  *   platform: the operator must then show no debit, or a debit and its refund (compensation).
  * Rows still pending, failed or parked are outstanding, not mismatches, and so is a debited (or
  * registered free) bet whose round is still open (its win may yet be owed), and a lost one whose
- * round the operator has not had closed yet (unless it closes none); `settled` is false while any
+ * round the operator has not had closed yet (unless that close was skipped: the operator closed
+ * no rounds when it came due); `settled` is false while any
  * remain. Every operator movement must belong to a bet the platform knows. Each account's
  * balance must equal its first balance plus its movements.
  */
@@ -110,15 +111,16 @@ export async function reconcile(sql: Sql, input: ReconcileInput): Promise<Reconc
        and (status in ('pending', 'failed', 'parked')
             or (kind = 'bet' and status = 'succeeded' and round_status = 'open'))
      union all
-     -- A lost bet whose round is not closed at the operator yet (issue 12 item 4), unless the
-     -- operator closes no rounds.
+     -- A lost bet whose round is not closed at the operator yet (issue 12 item 4), unless its
+     -- close was skipped (the operator closed no rounds when it came due).
      select b.tx_id::text, 'close', 'unclosed'
      from ${p}.wallet_transactions b
-     join ${p}.operators o on o.operator_id = b.operator_id and o.round_close <> 'none'
      where b.operator_id = $1 and not b.demo and b.kind = 'bet' and b.status = 'succeeded'
        and b.round_status = 'lost'
        and not exists (select 1 from ${p}.wallet_transactions c
                        where c.tx_id = b.tx_id + 1 and c.kind = 'close' and c.status = 'succeeded')
+       and not exists (select 1 from ${p}.wallet_callbacks k
+                       where k.tx_id = b.tx_id + 1 and k.status = 'skipped')
      order by 1`,
     [op],
   );
