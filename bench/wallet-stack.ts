@@ -1,13 +1,16 @@
 /**
- * The wallet pipeline of issue 5 as child processes for bench/wallet.ts: round engine (one game,
+ * The wallet pipeline of issue 12 as child processes for bench/wallet.ts: round engine (one game,
  * fast), projector (rounds, wallet and auth-keys read models), API (request-access, play, bets),
- * settlement, wallet saga and the operator sandbox — the wallet part of the browser test stack
+ * settlement and wallet saga (`instances` of each: settlement processes sharing their consumer
+ * group, saga processes sharing theirs and the callback table, each with its own ops port and
+ * WALLET_SAGA_INSTANCE) and the operator sandbox — the wallet part of the browser test stack
  * without its edges and gateway, which would share the CPU with what is measured. Everything runs
- * on loopback, on free ports, in its own topic namespace, schemas (platform and sandbox ledger)
- * and consumer groups (the wallet services' settings: tests/browser/wallet-stack.ts walletEnv);
- * the sandbox is registered as the operator as `npm start` does (registerSandboxOperator), with
- * secrets generated per run and the operator file in a temporary folder, so no file under .data/
- * is read or written. `stop()` removes what `startWalletStack()` made.
+ * on loopback, on free ports, in its own topic namespace (TOPIC_PARTITIONS partitions, so two
+ * instances have partitions to share), schemas (platform and sandbox ledger) and consumer groups
+ * (the wallet services' settings: tests/browser/wallet-stack.ts walletEnv); the sandbox is
+ * registered as the operator as `npm start` does (registerSandboxOperator), with secrets
+ * generated per run and the operator file in a temporary folder, so no file under .data/ is read
+ * or written. `stop()` removes what `startWalletStack()` made.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -36,6 +39,12 @@ export interface WalletStackOptions {
   readonly retryPolicy: RetryPolicy;
   /** timeout_ms of the operator row, ms. */
   readonly timeoutMs: number;
+  /** round_close of the operator row: lost bets closed with a zero-amount win, or not at all. */
+  readonly roundClose: 'zero-win' | 'none';
+  /** Settlement processes, and saga processes (the same number of each). */
+  readonly instances: number;
+  /** Partitions of every topic (TOPIC_PARTITIONS). */
+  readonly partitions: number;
 }
 
 export interface WalletStack {
@@ -51,8 +60,14 @@ export interface WalletStack {
   readonly operatorToken: string;
   /** Consumer-group prefix of this run (the bench's own collectors use it too). */
   readonly ns: string;
+  /** Schema of the sandbox's ledger (its `transactions` rows carry the time each was booked). */
+  readonly sandboxSchema: string;
+  /** `/metrics` of each settlement and each saga process. */
+  readonly metricsUrls: { readonly settlement: string[]; readonly saga: string[] };
   /** The last lines each service printed, labelled. */
   logs(): string;
+  /** Each service's name (`saga-2`) and process id. */
+  pids(): [string, number][];
   stop(): Promise<void>;
 }
 
@@ -67,12 +82,14 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
   if (!game) throw new Error(`unknown game '${o.game}'`);
   const ns = `${uniqueId('bench-wallet-')}-`;
   const schema = uniqueId('bench_wallet_');
-  const [apiPort, sandboxPort, sagaPort, settlementPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
+  const [apiPort, sandboxPort] = [await freePort(), await freePort()];
+  const sagaPorts: number[] = [];
+  const settlementPorts: number[] = [];
+  for (let i = 0; i < o.instances; i++) {
+    sagaPorts.push(await freePort());
+    settlementPorts.push(await freePort());
+  }
+  const [sagaPort, settlementPort] = [sagaPorts[0] as number, settlementPorts[0] as number];
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const tmp = mkdtempSync(join(tmpdir(), 'bench-wallet-'));
   const env: Record<string, string> = {
@@ -95,6 +112,7 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
     // Players never run short: a refused bet would measure the balance, not the pipeline.
     SANDBOX_INITIAL_BALANCE: '1000000.00',
     BOTS_PLAYERS: '0',
+    TOPIC_PARTITIONS: String(o.partitions),
     LOG_LEVEL: 'warn',
     KAFKAJS_NO_PARTITIONER_WARNING: '1',
   };
@@ -109,6 +127,7 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
     timeoutMs: o.timeoutMs,
     retryPolicy: o.retryPolicy,
   });
+  await sql`update operators set round_close = ${o.roundClose} where operator_id = ${operator.operator_id}`;
 
   const services: Record<string, Service> = {};
   const entries: Record<string, string> = {
@@ -116,10 +135,19 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
     engine: 'services/round-engine/main.ts',
     projector: 'services/projector/main.ts',
     api: 'services/api/main.ts',
-    settlement: 'services/settlement/main.ts',
-    saga: 'services/wallet-saga/main.ts',
   };
   for (const [name, entry] of Object.entries(entries)) services[name] = startService(entry, env);
+  for (let i = 0; i < o.instances; i++) {
+    services[`settlement-${i + 1}`] = startService('services/settlement/main.ts', {
+      ...env,
+      SETTLEMENT_HTTP_PORT: String(settlementPorts[i]),
+    });
+    services[`saga-${i + 1}`] = startService('services/wallet-saga/main.ts', {
+      ...env,
+      WALLET_SAGA_HTTP_PORT: String(sagaPorts[i]),
+      WALLET_SAGA_INSTANCE: `${ns}saga-${i + 1}`,
+    });
+  }
   const logs = () =>
     Object.entries(services)
       .map(([name, s]) => `----- ${name}\n${s.output().slice(-3000)}`)
@@ -150,7 +178,7 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
         const [g] = await sql<{ last_round: string | null }[]>`
           select last_round from games where id = ${game.id}`;
         if (g?.last_round == null) return undefined;
-        for (const port of [sandboxPort, apiPort, sagaPort, settlementPort])
+        for (const port of [sandboxPort, apiPort, ...sagaPorts, ...settlementPorts])
           if ((await statusOf(`http://127.0.0.1:${port}/ready`)) !== 200) return undefined;
         return 'ready';
       },
@@ -173,7 +201,13 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
     sandboxSecret: config.sandbox.signingSecret,
     operatorToken: operator.api_token,
     ns,
+    sandboxSchema: config.sandbox.dbSchema,
+    metricsUrls: {
+      settlement: settlementPorts.map((p) => `http://127.0.0.1:${p}/metrics`),
+      saga: sagaPorts.map((p) => `http://127.0.0.1:${p}/metrics`),
+    },
     logs,
+    pids: () => Object.entries(services).map(([name, s]) => [name, s.child.pid as number]),
     stop,
   };
 }

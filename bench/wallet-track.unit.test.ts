@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { BetContext, WalletEvent } from '../lib/log/wallet-events.ts';
-import { BetTracker, endOf, finishedAt } from './wallet-track.ts';
+import { BetTracker, endOf } from './wallet-track.ts';
 
 const bet: BetContext = {
   session_id: 's',
@@ -30,7 +30,12 @@ const placed: WalletEvent = {
     placed_at: 1000,
   },
 };
-const ok = (kind: 'bet' | 'win' | 'rollback', txId: number, at: number, attempts = 1): WalletEvent => ({
+const ok = (
+  kind: 'bet' | 'win' | 'rollback' | 'close',
+  txId: number,
+  at: number,
+  attempts = 1,
+): WalletEvent => ({
   type: 'CallbackSucceeded',
   value: {
     tx_id: txId,
@@ -64,7 +69,7 @@ const rollback = (at: number): WalletEvent => ({
   type: 'RollbackRequested',
   value: { tx_id: TX + 2, linked_tx_id: TX, bet, reason: 'r', at },
 });
-const failed = (kind: 'bet' | 'win' | 'rollback', parked: boolean, at: number): WalletEvent => ({
+const failed = (kind: 'bet' | 'win' | 'rollback' | 'close', parked: boolean, at: number): WalletEvent => ({
   type: 'CallbackFailed',
   value: {
     tx_id: TX,
@@ -80,65 +85,97 @@ const failed = (kind: 'bet' | 'win' | 'rollback', parked: boolean, at: number): 
   },
 });
 
-function track(events: WalletEvent[]) {
-  const t = new BetTracker();
-  for (const e of events) t.apply(e);
-  return t.bet(TX);
+/** The tracker after `events` (each appended 5 ms after its `at`), and its bet TX. */
+function tracked(events: WalletEvent[], roundClose = true) {
+  const t = new BetTracker({ roundClose });
+  for (const e of events) t.apply(e, 'at' in e.value ? e.value.at + 5 : undefined);
+  const b = t.bet(TX);
+  return { b, finished: t.finishedAt(b), settled: t.isSettled(b) };
 }
 
 describe('bet tracker', () => {
-  it('a lost bet ends at its BetSettled, a won one only at its win credit', () => {
-    expect(finishedAt(track([placed, ok('bet', TX, 1100), settled('lost', 1500)]))).toBe(1500);
+  it('a lost bet ends when its round close is acknowledged, a won one only at its win credit', () => {
+    const lost = [placed, ok('bet', TX, 1100), settled('lost', 1500)];
+    expect(tracked(lost).finished).toBeUndefined();
+    const closed = tracked([...lost, ok('close', TX + 1, 1600, 2)]);
+    expect(closed).toMatchObject({ finished: 1600, settled: true });
+    expect(closed.b.close).toEqual({ at: 1600, appendedAt: 1605, attempts: 2, parked: false });
+    expect(endOf(closed.b)).toBe('lost');
     const won = [placed, ok('bet', TX, 1100), settled('won', 1500)];
-    expect(finishedAt(track(won))).toBeUndefined();
-    const credited = track([...won, ok('win', TX + 1, 1700, 3)]);
-    expect(finishedAt(credited)).toBe(1700);
-    expect(endOf(credited)).toBe('won');
-    expect(credited.win).toEqual({ at: 1700, attempts: 3, parked: false });
+    expect(tracked(won).finished).toBeUndefined();
+    const credited = tracked([...won, ok('win', TX + 1, 1700, 3)]);
+    expect(credited).toMatchObject({ finished: 1700, settled: true });
+    expect(endOf(credited.b)).toBe('won');
+    expect(credited.b.win).toEqual({ at: 1700, appendedAt: 1705, attempts: 3, parked: false });
+    expect(credited.b.settled).toEqual({ outcome: 'won', payoutMinor: 196, at: 1500, appendedAt: 1505 });
   });
 
-  it('a parked win ends the story (and is told apart)', () => {
-    const b = track([placed, ok('bet', TX, 1100), settled('won', 1500), failed('win', true, 9000)]);
-    expect(finishedAt(b)).toBe(9000);
-    expect(b.win?.parked).toBe(true);
+  it('for an operator that closes no rounds, a lost bet ends at its BetSettled', () => {
+    expect(tracked([placed, ok('bet', TX, 1100), settled('lost', 1500)], false)).toMatchObject({
+      finished: 1500,
+      settled: true,
+    });
+  });
+
+  it('a parked win or close ends the story but is not settled', () => {
+    const win = tracked([placed, ok('bet', TX, 1100), settled('won', 1500), failed('win', true, 9000)]);
+    expect(win).toMatchObject({ finished: 9000, settled: false });
+    expect(win.b.win?.parked).toBe(true);
+    const close = tracked([placed, ok('bet', TX, 1100), settled('lost', 1500), failed('close', true, 8000)]);
+    expect(close).toMatchObject({ finished: 8000, settled: false });
+    // A failed attempt that will be retried changes nothing.
+    expect(
+      tracked([placed, ok('bet', TX, 1100), settled('lost', 1500), failed('close', false, 1600)]),
+    ).toMatchObject({ finished: undefined, settled: false });
   });
 
   it('a failed debit ends when its compensating rollback is acknowledged', () => {
     const first = [placed, failed('bet', false, 1100), rejected('OPERATOR_ERROR', 1100), rollback(1100)];
-    expect(finishedAt(track(first))).toBeUndefined();
-    const b = track([...first, ok('rollback', TX + 2, 1300)]);
-    expect(finishedAt(b)).toBe(1300);
-    expect(endOf(b)).toBe('rejected');
+    expect(tracked(first).finished).toBeUndefined();
+    const b = tracked([...first, ok('rollback', TX + 2, 1300)]);
+    expect(b).toMatchObject({ finished: 1300, settled: false });
+    expect(endOf(b.b)).toBe('rejected');
   });
 
   it('a refused debit (no money moved) ends at its BetRejected', () => {
-    const b = track([placed, rejected('INSUFFICIENT_FUNDS', 1100)]);
-    expect(finishedAt(b)).toBe(1100);
-    expect(endOf(b)).toBe('rejected');
+    const b = tracked([placed, rejected('INSUFFICIENT_FUNDS', 1100)]);
+    expect(b.finished).toBe(1100);
+    expect(endOf(b.b)).toBe('rejected');
   });
 
   it('a bet cancelled before its debit waits for the debit and then for the refund', () => {
     const cancelled = [placed, rejected('ROUND_CLOSED', 1050)];
-    expect(finishedAt(track(cancelled))).toBeUndefined();
+    expect(tracked(cancelled).finished).toBeUndefined();
     const debited = [...cancelled, ok('bet', TX, 1100)];
-    expect(finishedAt(track(debited))).toBeUndefined();
-    const b = track([...debited, rollback(1150), ok('rollback', TX + 2, 1200)]);
-    expect(finishedAt(b)).toBe(1200);
-    expect(endOf(b)).toBe('cancelled');
+    expect(tracked(debited).finished).toBeUndefined();
+    const b = tracked([...debited, rollback(1150), ok('rollback', TX + 2, 1200)]);
+    expect(b.finished).toBe(1200);
+    expect(endOf(b.b)).toBe('cancelled');
   });
 
-  it('keeps the finish time of every round', () => {
+  it('keeps the end of every round (finished_at and append time), nothing of other round events', () => {
     const t = new BetTracker();
-    t.round({
-      type: 'RoundFinished',
-      round_id: bet.round_id,
-      game_id: 4,
-      game_slug: 'wall-street',
-      game_type: 'trending',
-      finished_at: 1400,
-      result: { game: 'wall-street', trending: 'up' },
-      proof: null,
+    t.round(
+      {
+        type: 'RoundFinished',
+        round_id: bet.round_id,
+        game_id: 4,
+        game_slug: 'wall-street',
+        game_type: 'trending',
+        finished_at: 1400,
+        result: { game: 'wall-street', trending: 'up' },
+        proof: null,
+      },
+      1403,
+    );
+    t.round(
+      { type: 'BettingClosed', round_id: bet.round_id + 1, game_id: 4, game_slug: 'wall-street', at: 1500 },
+      1501,
+    );
+    expect(t.roundsFinished.get(`wall-street:${bet.round_id}`)).toEqual({
+      finishedAt: 1400,
+      appendedAt: 1403,
     });
-    expect(t.roundsFinished.get(`wall-street:${bet.round_id}`)).toBe(1400);
+    expect(t.roundsFinished.size).toBe(1);
   });
 });
