@@ -23,7 +23,8 @@
  * Presets (an operator's `answer_table`, with optional overrides of the code lists):
  * - `seed`: the seed's statuses (001 "Callback statuses listed: 200 success, 401, 404, 500"):
  *   only 200 with the acknowledgement fields is success; a refusal is read from the error body's
- *   `error.code` (or `code`) on any 4xx; 401, 404 and 500 without a known code are failures.
+ *   `error.code` (or `code`) on a 200 without operator_tx_id (a refusal in words, the seed listing
+ *   no 4xx) or on any 4xx; 401, 404 and 500 without a known code are failures.
  * - `http-status`: any 2xx is success; statuses alone also classify (402 insufficient funds, 403
  *   player blocked, 409 with DUPLICATE_TRANSACTION a duplicate), codes in the body take precedence.
  * - `status-in-body` (Hub88's form): HTTP 200 with a `status` field; `RS_OK` (or `OK`) is
@@ -330,8 +331,14 @@ export function classifyAnswer(
     if (!isObj) return failed(`HTTP ${status}: malformed JSON`);
   } else if (success) {
     if (!isObj) return failed(`HTTP ${status}: malformed JSON`);
-    const ack = ackOf(req, obj, status, true);
-    return typeof ack === 'string' ? failed(ack) : { class: 'ok', ack };
+    // seed: a 200 naming an error code and no operator_tx_id is a refusal in words (seed 001 lists
+    // no 4xx: 401, 404 and 500 mean not authorised, no route, failed); read by its code below.
+    const inWords =
+      table.preset === 'seed' && obj.operator_tx_id === undefined && operatorCode(table, obj) !== undefined;
+    if (!inWords) {
+      const ack = ackOf(req, obj, status, true);
+      return typeof ack === 'string' ? failed(ack) : { class: 'ok', ack };
+    }
   }
   const code = operatorCode(table, obj);
   if (table.preset === 'status-in-body' && code !== undefined && table.okStatuses.includes(code)) {
@@ -341,13 +348,20 @@ export function classifyAnswer(
   const label = code ?? `HTTP_${status}`;
   const reason = `HTTP ${status} ${label}: ${messageOf(obj, bodyText)}`;
   if (code !== undefined) {
+    // Hub88's RS_ERROR_DUPLICATE_TRANSACTION is "the same id with other data" unless it carries the
+    // first answer (its operator_tx_id): only then is it the first answer.
+    if (code === 'RS_ERROR_DUPLICATE_TRANSACTION' && obj.operator_tx_id === undefined)
+      return { class: 'mismatch', code, reason };
     if (table.duplicates.includes(code)) return duplicateOf(req, obj, status, code);
     if (table.mismatches.includes(code)) return { class: 'mismatch', code, reason };
     if (table.unknownTransaction.includes(code))
       return req.kind === 'bet' ? failed(reason) : { class: 'unknown_transaction', code, reason };
     const refusal = table.refusals[code];
-    if (refusal !== undefined && (table.preset === 'status-in-body' || (status >= 400 && status < 500)))
-      return { class: 'refused', code: refusal, reason };
+    const refusalStatus =
+      table.preset === 'status-in-body' ||
+      (status >= 400 && status < 500) ||
+      (table.preset === 'seed' && status === 200);
+    if (refusal !== undefined && refusalStatus) return { class: 'refused', code: refusal, reason };
   }
   if (table.preset === 'http-status') {
     if (status === 402) return { class: 'refused', code: 'INSUFFICIENT_FUNDS', reason };

@@ -71,6 +71,21 @@ describe('refusals move no money (bet rejected, no rollback)', () => {
       expect(classifyAnswer(t, bet, status, err(code))).toMatchObject({ class: 'refused', code: ours });
   });
 
+  it('seed: a refusal in words, a 200 with an error code and no operator_tx_id', () => {
+    const a = classifyAnswer(
+      seed,
+      bet,
+      200,
+      JSON.stringify({ error: { code: 'INSUFFICIENT_FUNDS', message: 'm' } }),
+    );
+    expect(a).toMatchObject({ class: 'refused', code: 'INSUFFICIENT_FUNDS' });
+    // With an operator_tx_id it is a success body and must carry its balances.
+    expect(
+      classifyAnswer(seed, bet, 200, JSON.stringify({ operator_tx_id: 'x', code: 'INSUFFICIENT_FUNDS' }))
+        .class,
+    ).toBe('failed');
+  });
+
   it('http-status reads 402 and 403 alone', () => {
     expect(classifyAnswer(http, bet, 402, '')).toMatchObject({
       class: 'refused',
@@ -114,9 +129,13 @@ describe('duplicate transaction', () => {
         inBody,
         bet,
         200,
-        JSON.stringify({ status: 'RS_ERROR_DUPLICATE_TRANSACTION', amount: '12.50' }),
+        JSON.stringify({ status: 'RS_ERROR_DUPLICATE_TRANSACTION', amount: '12.50', operator_tx_id: 'o-1' }),
       ).class,
     ).toBe('duplicate');
+    // Hub88: without the first answer it is the same id with other data.
+    expect(
+      classifyAnswer(inBody, bet, 200, JSON.stringify({ status: 'RS_ERROR_DUPLICATE_TRANSACTION' })).class,
+    ).toBe('mismatch');
   });
 
   it('that does not match (another amount booked, or an idempotency conflict) is a mismatch for ops', () => {

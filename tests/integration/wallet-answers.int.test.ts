@@ -77,7 +77,8 @@ describe.each([
   /** A duplicate answer (after booking), with `amount` echoed. */
   const duplicate = (amount: string) =>
     inBody
-      ? { status: 200, body: { status: 'RS_ERROR_DUPLICATE_TRANSACTION', amount } }
+      ? // Hub88: a duplicate is the first answer only when it carries it (its operator_tx_id).
+        { status: 200, body: { status: 'RS_ERROR_DUPLICATE_TRANSACTION', amount, operator_tx_id: 'first' } }
       : { status: 409, body: { error: { code: 'DUPLICATE_TRANSACTION', message: 'seen' }, amount } };
   const unknownTx = inBody
     ? { status: 200, body: { status: 'RS_ERROR_TRANSACTION_DOES_NOT_EXIST' } }
