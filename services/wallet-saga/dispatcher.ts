@@ -118,33 +118,48 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     if (running.size === 0) for (const w of idleWaiters.splice(0)) w();
   };
 
-  /** Records a bet answer in the operator's breaker (skipped when it cannot change anything). */
-  const breakerSeen = new Map<string, number>();
-  const recordBreaker = async (job: CallbackJob, answer: Answer) => {
+  /**
+   * Records a bet answer in the operator's breaker, in the order the answers came (one chain of
+   * updates per operator), so "consecutive" means consecutive: a success is written whenever a
+   * failure may be counted (this instance's view), a failure always. Not awaited by the attempt.
+   */
+  const breakerChain = new Map<string, Promise<void>>();
+  const mayCount = new Map<string, boolean>();
+  const pending = new Map<string, number>();
+  const recordBreaker = (job: CallbackJob, answer: Answer): void => {
     const op = job.bet.operator_id;
     const failed = answer.class === 'failed';
-    if (!failed && (breakerSeen.get(op) ?? 0) === 0) return;
+    if (!failed && !mayCount.get(op)) return;
+    mayCount.set(op, failed);
+    pending.set(op, (pending.get(op) ?? 0) + 1);
     const probe: ProbeTarget = {
       user_id: job.bet.user_id,
       currency: job.bet.currency,
       session_id: job.bet.session_id,
     };
     const reason = failed ? answer.reason : null;
-    const { before, after } = await updateBreaker(
-      sql,
-      op,
-      (s) => afterBetAnswer(s, failed ? 'failed' : 'ok', reason, now(), deps.breaker),
-      now(),
-      failed ? probe : undefined,
-    );
-    breakerSeen.set(op, after.state === 'open' ? 1 : after.failures);
-    if (before.state !== after.state) {
-      metrics.breakerOpen.set({ operator: op }, after.state === 'open' ? 1 : 0);
-      log.warn(
-        { operator: op, state: after.state, error: after.lastError },
-        'operator circuit breaker opened',
-      );
-    }
+    const next = (breakerChain.get(op) ?? Promise.resolve())
+      .then(async () => {
+        const { before, after } = await updateBreaker(
+          sql,
+          op,
+          (s) => afterBetAnswer(s, failed ? 'failed' : 'ok', reason, now(), deps.breaker),
+          now(),
+          failed ? probe : undefined,
+        );
+        // Other instances count too: the stored state decides, unless a later answer is queued.
+        if (pending.get(op) === 1) mayCount.set(op, after.state === 'open' || after.failures > 0);
+        if (before.state !== after.state) {
+          metrics.breakerOpen.set({ operator: op }, after.state === 'open' ? 1 : 0);
+          log.warn(
+            { operator: op, state: after.state, error: after.lastError },
+            'operator circuit breaker changed',
+          );
+        }
+      })
+      .catch((err) => log.warn({ err: (err as Error).message, operator: op }, 'breaker update failed'))
+      .finally(() => pending.set(op, (pending.get(op) ?? 1) - 1));
+    breakerChain.set(op, next);
   };
 
   /** One attempt of a leased callback, to its stored result. */
@@ -231,7 +246,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
               : ex.reason,
         event: { key: walletKey(job.bet), value: encodeEvent(r.event) },
       };
-      if (job.kind === 'bet') await recordBreaker(job, answer);
+      if (job.kind === 'bet') recordBreaker(job, answer);
     }
     await finish(c, record);
   };

@@ -11,7 +11,10 @@ import type { Sql } from '../../lib/db/pool.ts';
 import type { Logger } from '../../lib/logger.ts';
 
 export interface Outbox {
-  /** Appends the rows `ids` (in id order) and deletes them. @throws kafkajs or postgres.js errors. */
+  /**
+   * Appends the rows `ids` (in id order, batched with other callers' rows) and deletes them.
+   * @throws kafkajs or postgres.js errors.
+   */
   flush(ids: readonly bigint[]): Promise<void>;
   /** Starts the relay of rows older than `staleMs`, every `intervalMs`. */
   startRelay(): void;
@@ -69,14 +72,54 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       });
   };
 
+  // Flushes are batched: ids asked for while a batch is on its way go in the next one (one select,
+  // one append, one delete per batch), so a burst of answers costs a few round trips, not one each.
+  const waiting = new Map<bigint, { resolve: () => void; reject: (err: unknown) => void }[]>();
+  let draining: Promise<void> | null = null;
+  const drain = async (): Promise<void> => {
+    while (waiting.size > 0) {
+      const batch = [...waiting.entries()].slice(0, 500);
+      for (const [id] of batch) waiting.delete(id);
+      const ids = batch.map(([id]) => String(id));
+      try {
+        const rows = await sql<Row[]>`
+          select id::text, key, value from wallet_outbox where id = any(${ids}::bigint[]) order by id`;
+        // Rows the relay took first are already on the log.
+        if (rows.length > 0) {
+          await send(rows);
+          await sql`delete from wallet_outbox where id = any(${rows.map((r) => r.id)}::bigint[])`;
+        }
+        for (const [, ws] of batch) for (const w of ws) w.resolve();
+      } catch (err) {
+        for (const [, ws] of batch) for (const w of ws) w.reject(err);
+      }
+    }
+  };
+
+  const kick = (): void => {
+    if (draining) return;
+    draining = drain().finally(() => {
+      draining = null;
+      // Asked for after the last look at `waiting` but before this settled.
+      if (waiting.size > 0) kick();
+    });
+  };
+
   return {
-    async flush(ids) {
-      if (ids.length === 0) return;
-      const rows = await sql<Row[]>`
-        select id::text, key, value from wallet_outbox where id = any(${ids.map(String)}::bigint[]) order by id`;
-      if (rows.length === 0) return; // the relay got them first
-      await send(rows);
-      await sql`delete from wallet_outbox where id = any(${rows.map((r) => r.id)}::bigint[])`;
+    flush(ids) {
+      if (ids.length === 0) return Promise.resolve();
+      const done = Promise.all(
+        ids.map(
+          (id) =>
+            new Promise<void>((resolve, reject) => {
+              const ws = waiting.get(id) ?? [];
+              ws.push({ resolve, reject });
+              waiting.set(id, ws);
+            }),
+        ),
+      ).then(() => {});
+      kick();
+      return done;
     },
     startRelay() {
       if (!timer && !stopped) timer = setTimeout(tick, intervalMs);

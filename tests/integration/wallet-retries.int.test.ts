@@ -150,6 +150,42 @@ describe('a pending credit never holds back the next debit', () => {
 });
 
 describe('circuit breaker', () => {
+  it('does not open on failures spread among successes (5% of 120 debits failing, threshold 5)', async () => {
+    const cfg = { failures: 5, cooldownMs: 1_000, maxCooldownMs: 2_000 };
+    const s = saga(cfg);
+    await s.start();
+    try {
+      await until('saga ready', () => (s.ready() ? true : undefined));
+      const txs: number[] = [];
+      for (let i = 0; i < 120; i++) {
+        const user = `spread-${i}`;
+        if (i % 20 === 7) op.fault(user, 'bet', () => 'error500');
+        const bet = await env.session(user);
+        const tx = 41_000 + 4 * i;
+        txs.push(tx);
+        await env.append(bet, [betPlaced(bet, tx)]);
+      }
+      await until(
+        'every debit answered',
+        () =>
+          txs.every(
+            (tx) =>
+              eventsOf(env.events, 'CallbackSucceeded', tx).length ||
+              eventsOf(env.events, 'BetRejected', tx).length,
+          )
+            ? true
+            : undefined,
+        60_000,
+      );
+      await new Promise((r) => setTimeout(r, 500)); // the breaker's updates are not awaited by the attempts
+      const b = await readBreaker(env.sql, env.operatorId);
+      expect(b.state).toBe('closed');
+      expect(b.failures).toBeLessThan(5);
+    } finally {
+      await s.stop();
+    }
+  });
+
   it('opens after consecutive failed debits, stays open while probes fail, closes when the wallet answers', async () => {
     const cfg = { failures: 3, cooldownMs: 1_000, maxCooldownMs: 2_000 };
     const s = saga(cfg);
