@@ -168,6 +168,9 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
     if (grant)
       await sql`insert into free_bet_redemptions (tx_id, grant_id) values (${event.tx_id}, ${grant.grantId})`;
     try {
+      // The window again, right before the append: the writes above take time under load, and a
+      // bet that reaches the log after BettingClosed would only be cancelled by settlement.
+      roundFor(phases, s, roundId, now());
       await appendWalletEvents(producer, config, walletKey(event.bet), [{ type: 'BetPlaced', value: event }]);
     } catch (err) {
       if (s.demo) await refundDemo(sql, s, amountMinor);
