@@ -45,13 +45,17 @@ export interface WalletStack {
   /** Sum of the high-water marks of `wallet-transactions`: unchanged means nothing was appended. */
   walletEnd(): Promise<bigint>;
   /**
-   * Changes the operator row's callback timeout (ms) and/or retry policy, then waits until the
+   * Changes the operator row's callback timeout (ms), retry policy, round close, form and/or answer
+   * table, then waits until the
    * saga's operator cache has expired, so the next callback uses them.
    */
   setOperator(patch: {
     timeoutMs?: number;
     retryPolicy?: RetryPolicy;
     roundClose?: RoundClose;
+    form?: 'A' | 'B';
+    /** rules/wallet/answers.ts: a preset name or a preset with codes. */
+    answerTable?: unknown;
   }): Promise<void>;
 }
 
@@ -158,6 +162,11 @@ export async function registerWallet(env: Readonly<Record<string, string>>): Pro
                     where operator_id = ${op.operator_id}`;
         if (patch.roundClose !== undefined)
           await sql`update operators set round_close = ${patch.roundClose} where operator_id = ${op.operator_id}`;
+        if (patch.form !== undefined)
+          await sql`update operators set callback_form = ${patch.form} where operator_id = ${op.operator_id}`;
+        if (patch.answerTable !== undefined)
+          await sql`update operators set answer_table = ${sql.json(patch.answerTable as never)}
+                    where operator_id = ${op.operator_id}`;
         await sleep(config.walletSaga.cacheMs + 100);
       },
     };

@@ -29,6 +29,7 @@ export interface TxRow {
   attempts: number;
   detail: string | null;
   new_balance: string | null;
+  user_id: string;
 }
 
 /** A new real-money player of `game` who opened the game URL and sees the operator's balance. */
@@ -46,7 +47,7 @@ export async function rowsOf(stack: StackWithWallet, users: string | readonly st
   const list = typeof users === 'string' ? [users] : [...users];
   const { sql } = stack.wallet;
   const rows = await sql<Record<string, unknown>[]>`
-    select tx_id, bet_tx_id, kind, status, round_status, amount_minor, attempts, detail, new_balance
+    select tx_id, bet_tx_id, kind, status, round_status, amount_minor, attempts, detail, new_balance, user_id
     from wallet_transactions where user_id in ${sql(list)} order by tx_id`;
   return rows.map((r) => ({
     ...(r as unknown as TxRow),
