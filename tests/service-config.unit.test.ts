@@ -20,7 +20,7 @@ describe('per-service configuration', () => {
     expect(Object.keys(edge).sort()).toEqual(['auth', 'db', 'edge', 'grpc', 'kafka', 'process', 'stream']);
     const engine = loadEngineConfig({ ...shared, ROUND_SPEED: '20' });
     expect(engine.engine.speed).toBe(20);
-    expect(Object.keys(engine).sort()).toEqual(['engine', 'kafka', 'ops', 'process']);
+    expect(Object.keys(engine).sort()).toEqual(['auth', 'engine', 'kafka', 'ops', 'process']); // auth: the signed internal cash-out (issue 11)
   });
 
   it.each([

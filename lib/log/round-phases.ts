@@ -78,7 +78,10 @@ export function createRoundPhases(deps: {
     },
     async start() {
       const marks = await bootstrap();
-      const c = kafka.consumer({ groupId: `round-phases-${randomUUID()}`, maxWaitTimeInMs: FETCH_MAX_WAIT_MS });
+      const c = kafka.consumer({
+        groupId: `round-phases-${randomUUID()}`,
+        maxWaitTimeInMs: FETCH_MAX_WAIT_MS,
+      });
       consumer = c;
       c.on(c.events.GROUP_JOIN, () => {
         for (const [partition, offset] of marks) c.seek({ topic, partition, offset: String(offset) });

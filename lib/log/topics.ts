@@ -7,6 +7,7 @@ import kafkajs, { type Admin, type ITopicConfig } from 'kafkajs';
 
 // Not a named export of kafkajs's CommonJS build.
 const { ConfigResourceTypes } = kafkajs;
+
 import type { SharedConfig } from '../config/shared.ts';
 
 export interface TopicSpec {

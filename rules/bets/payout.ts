@@ -100,7 +100,9 @@ export function payout(
         triggers.push(manual);
       }
       const reached = triggers.filter((h) => h > 0n);
-      return result(reached.length === 0 ? 0n : reached.reduce((a, b) => (a < b ? a : b)), amountMinor);
+      // biome-ignore lint/complexity/useMathMinMax: bigints (Math.min takes numbers only)
+      const lowest = reached.reduce((a, b) => (a < b ? a : b), reached[0] ?? 0n);
+      return result(reached.length === 0 ? 0n : lowest, amountMinor);
     }
     case 'double': {
       const { color } = selection as Extract<Selection, { game: 'double' }>;

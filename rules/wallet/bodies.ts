@@ -90,6 +90,10 @@ export interface CallbackRequest {
 
 /** ISO 4217 and the default crypto precisions, for callers that pass no table of their own. */
 let defaultCurrencies: Currencies | undefined;
+const defaults = (): Currencies => {
+  defaultCurrencies ??= currencyTable();
+  return defaultCurrencies;
+};
 
 /**
  * The method, URL, webhook-id and exact body of `job` for `operator`; amounts in the precision of
@@ -103,8 +107,7 @@ export function buildRequest(
   job: CallbackJob,
   op: OperatorConfig,
   session: SessionInfo,
-  currencies: Currencies = (defaultCurrencies ??=
-    currencyTable()),
+  currencies: Currencies = defaults(),
 ): CallbackRequest {
   const b = job.bet;
   const common = {

@@ -117,7 +117,12 @@ export function decide(s: BetProcess | undefined, e: WalletEvent, at: number): D
     const { bet, tx_id } = e.value;
     if (s || !hasProcess(bet)) return NOTHING;
     return {
-      commands: [{ type: 'callback', job: { kind: 'bet', txId: tx_id, betTxId: tx_id, amountMinor: stakeOf(bet), bet } }],
+      commands: [
+        {
+          type: 'callback',
+          job: { kind: 'bet', txId: tx_id, betTxId: tx_id, amountMinor: stakeOf(bet), bet },
+        },
+      ],
     };
   }
   if (!s) return NOTHING;

@@ -13,7 +13,7 @@ import { XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka, partitionOffsets } from '../../lib/log/kafka.ts';
 import { encodeRound } from '../../lib/log/rounds-codec.ts';
-import { ensureTopics, topicName } from '../../lib/log/topics.ts';
+import { topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { GAME_SLUGS } from '../../rules/games/catalog.ts';
 import type { RoundFinished } from '../../rules/rounds/round.ts';

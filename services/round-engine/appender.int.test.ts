@@ -12,7 +12,7 @@ import { decodeRound, encodeRound } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { buildChain } from '../../rules/fairness/chain.ts';
-import { type ChainSource, decide, evolve, initialState, sequenceOf } from '../../rules/rounds/decider.ts';
+import { type ChainSource, decide, evolve, initialState } from '../../rules/rounds/decider.ts';
 import type { RoundEvent, RoundFinished } from '../../rules/rounds/round.ts';
 import { loadConfig } from '../../tests/support/config.ts';
 import { createAppender } from './appender.ts';

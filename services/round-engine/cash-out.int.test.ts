@@ -70,7 +70,8 @@ describe('cash-out decided by the engine', () => {
       'an accepted cash-out',
       async () => {
         const r = currentRound();
-        const t = (nextTx += 4);
+        nextTx += 4;
+        const t = nextTx;
         const a = await engine.cashOut('crash', r, t);
         return a.status === 'accepted' ? { roundId: r, tx: t, answer: a } : undefined;
       },

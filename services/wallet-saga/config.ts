@@ -22,7 +22,13 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { configLoader, int, port, section } from '../../lib/config/core.ts';
-import { dbSection, kafkaSection, moneySection, opsSection, processSection } from '../../lib/config/shared.ts';
+import {
+  dbSection,
+  kafkaSection,
+  moneySection,
+  opsSection,
+  processSection,
+} from '../../lib/config/shared.ts';
 
 export const walletSagaSection = section({
   name: 'walletSaga',

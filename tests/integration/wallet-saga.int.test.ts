@@ -72,7 +72,11 @@ describe('wallet saga', () => {
     expect(op.balance('alice')).toBe(9000);
     const req = op.requests.find((r) => r.body.provider_tx_id === tx);
     expect(req?.headers['webhook-id']).toBe(`bet-${tx}`);
-    expect(req?.body).toMatchObject({ action: 'bet', amount: '10.00', session_token: `st-${bet.session_id}` });
+    expect(req?.body).toMatchObject({
+      action: 'bet',
+      amount: '10.00',
+      session_token: `st-${bet.session_id}`,
+    });
   });
 
   it('operator 402 → CallbackFailed{refused} and BetRejected only: no rollback, no money moved', async () => {

@@ -85,7 +85,7 @@ export function roundFor(
     p?.phase === 'betting'
       ? Math.min(CLOSE_GUARD_MS, (p.opened.betting_closes_at - p.opened.betting_opens_at) / 10)
       : 0;
-  if (!p || p.phase !== 'betting' || now >= p.opened.betting_closes_at - guard)
+  if (p?.phase !== 'betting' || now >= p.opened.betting_closes_at - guard)
     throw closed(`betting is closed on ${game.slug}: no round is taking bets now`);
   const open = p.opened.round_id;
   if (asked === undefined || asked === open) return open;
