@@ -19,7 +19,7 @@ export const LANG_MAX = 35;
 /** Largest stake, balance or free-bet value accepted, in major units. */
 export const MAX_AMOUNT = 1_000_000;
 
-/** Stored text (services/api/input-policy.ts): 1..max characters, no NUL. */
+/** Stored text (services/api/input-policy.ts): 1..max characters, no NUL or lone surrogate. */
 const text = (max: number) => z.string().min(1).max(max).regex(TEXT_RE, 'must not contain NUL');
 
 /**
