@@ -19,11 +19,12 @@
  * is skipped.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Producer } from 'kafkajs';
 import type { BreakerReader } from '../../../lib/db/operator-breakers.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
+import type { BatchingAppender } from '../../../lib/log/batching-appender.ts';
 import type { RoundPhases } from '../../../lib/log/round-phases.ts';
-import { appendWalletEvents, type BetPlaced, walletKey } from '../../../lib/log/wallet-events.ts';
+import { topicName } from '../../../lib/log/topics.ts';
+import { type BetPlaced, encodeEvent, walletKey } from '../../../lib/log/wallet-events.ts';
 import { type GameSlug, gameBySlug } from '../../../rules/games/catalog.ts';
 import type { Currencies } from '../../../rules/money/currencies.ts';
 import { betTxId } from '../../../rules/money/money.ts';
@@ -46,7 +47,6 @@ import { selectionFor } from './selection.ts';
 export interface BetDeps {
   readonly config: Pick<ApiConfig, 'kafka'>;
   readonly sql: Sql;
-  readonly producer: Producer;
   /** Each game's round phase, from the log. */
   readonly phases: RoundPhases;
   readonly now: () => number;
@@ -54,6 +54,8 @@ export interface BetDeps {
   readonly currencies: Currencies;
   /** The operators' circuit breakers: an open one refuses the bet at once. */
   readonly breakers: BreakerReader;
+  /** BetPlaced goes to the log through it: concurrent bets share produce requests. */
+  readonly appender: BatchingAppender;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -116,7 +118,7 @@ async function takeGrant(sql: Sql, s: PlayerSession, at: Date) {
 
 /** Registers POST /play/bets on `app`. */
 export function betRoute(app: FastifyInstance, deps: BetDeps): void {
-  const { sql, producer, config, now, phases } = deps;
+  const { sql, config, now, phases } = deps;
   app.post('/play/bets', { schema: playSchemas.bet }, async (req, reply) => {
     const t = now();
     const s = await requirePlayer(sql, req, t);
@@ -171,7 +173,11 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
       // The window again, right before the append: the writes above take time under load, and a
       // bet that reaches the log after BettingClosed would only be cancelled by settlement.
       roundFor(phases, s, roundId, now());
-      await appendWalletEvents(producer, config, walletKey(event.bet), [{ type: 'BetPlaced', value: event }]);
+      await deps.appender.append(
+        topicName(config, 'walletTransactions'),
+        walletKey(event.bet),
+        encodeEvent({ type: 'BetPlaced', value: event }),
+      );
     } catch (err) {
       if (s.demo) await refundDemo(sql, s, amountMinor);
       if (grant) {

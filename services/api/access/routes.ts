@@ -12,6 +12,7 @@ import type { KeyLookup } from '../../../lib/auth/key-table.ts';
 import { createBreakerReader } from '../../../lib/db/operator-breakers.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { createCallbackClient } from '../../../lib/http/callback-client.ts';
+import { createBatchingAppender } from '../../../lib/log/batching-appender.ts';
 import type { RoundPhases } from '../../../lib/log/round-phases.ts';
 import { currencyTable } from '../../../rules/money/currencies.ts';
 import type { ApiConfig } from '../config.ts';
@@ -58,6 +59,8 @@ export function accessRoutes(deps: AccessDeps): FastifyPluginAsync {
   // Readiness probes of operators (issue 17 item 2), with their own keep-alive connections.
   const client = createCallbackClient(8);
   const readiness = createReadinessGate(sql, client, breakers);
+  // Bets under load share produce requests (one producer allows one request in flight).
+  const appender = createBatchingAppender(producer);
   return async (app) => {
     app.setValidatorCompiler(() => () => true);
     app.setErrorHandler((err, req, reply) => {
@@ -72,7 +75,7 @@ export function accessRoutes(deps: AccessDeps): FastifyPluginAsync {
     requestAccessRoute(app, { config, sql, producer, now, currencies, readiness });
     sessionRoutes(app, { sql, now, currencies });
     playRoutes(app, { config, sql, producer, now, fetchBalance, currencies });
-    betRoute(app, { config, sql, producer, phases, now, currencies, breakers });
+    betRoute(app, { config, sql, phases, now, currencies, breakers, appender });
     cashOutRoute(app, { sql, phases, engine, now, currencies });
     roundRoute(app, { sql, phases, now, currencies });
   };
