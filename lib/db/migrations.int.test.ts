@@ -102,6 +102,7 @@ describe('migrations', () => {
       { table_name: 'access_sessions', cols: 'session_id' },
       { table_name: 'api_keys', cols: 'key_id' },
       { table_name: 'demo_wallets', cols: 'session_id' },
+      { table_name: 'free_bet_redemptions', cols: 'tx_id' },
       { table_name: 'free_bets', cols: 'grant_id' },
       { table_name: 'games', cols: 'id' },
       { table_name: 'operator_breakers', cols: 'operator_id' },
