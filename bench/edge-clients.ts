@@ -12,16 +12,10 @@
  * - `{ op: 'close' }` → `{}` after every subscriber is destroyed; the process then exits.
  */
 import type { DataStreamClient } from '../services/edge/transports/grpc/proto.ts';
-import {
-  type Conn,
-  grpcClients,
-  openGrpc,
-  openSse,
-  openWs,
-  Recorder,
-  type WsProtocol,
-  wallNow,
-} from './edge-wire.ts';
+import { type OpenReply, openAll, serveParent } from './client-worker.ts';
+import { type Conn, grpcClients, openGrpc, openSse, openWs, Recorder, type WsProtocol } from './edge-wire.ts';
+
+export type { OpenReply };
 
 export type Protocol = 'ws' | 'sse' | 'grpc';
 
@@ -46,12 +40,6 @@ export type Request =
   | { op: 'stats' }
   | { op: 'close' };
 
-export interface OpenReply {
-  opened: number;
-  failed: number;
-  firstError?: string;
-  ms: number;
-}
 export interface StatsReply {
   count: number;
   latencies: Float64Array;
@@ -67,10 +55,6 @@ const conns: Conn[] = [];
 const channels: DataStreamClient[] = [];
 
 async function open(r: OpenRequest): Promise<OpenReply> {
-  const t0 = wallNow();
-  let next = 0;
-  let failed = 0;
-  let firstError: string | undefined;
   if (r.protocol === 'grpc') channels.push(...grpcClients(`${r.host}:${r.port}`, r.grpcChannels));
   const openOne = (i: number): Promise<Conn> => {
     if (r.protocol === 'grpc') {
@@ -86,19 +70,7 @@ async function open(r: OpenRequest): Promise<OpenReply> {
     };
     return r.protocol === 'ws' ? openWs(target, rec, r.ws) : openSse(target, rec);
   };
-  const lane = async () => {
-    while (next < r.count) {
-      const i = next++;
-      try {
-        conns.push(await openOne(i));
-      } catch (err) {
-        failed++;
-        firstError ??= (err as Error).message;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(r.concurrency, r.count) }, lane));
-  return { opened: r.count - failed, failed, firstError, ms: wallNow() - t0 };
+  return await openAll(r.count, r.concurrency, openOne, conns);
 }
 
 async function handle(r: Request): Promise<unknown> {
@@ -125,10 +97,4 @@ async function handle(r: Request): Promise<unknown> {
   }
 }
 
-process.on('message', (msg: { id: number; req: Request }) => {
-  handle(msg.req).then(
-    (reply) => process.send?.({ id: msg.id, reply }),
-    (err: Error) => process.send?.({ id: msg.id, error: err.message }),
-  );
-});
-process.on('disconnect', () => process.exit(0));
+serveParent(handle);

@@ -122,8 +122,11 @@ export interface NodeEdgeOptions {
   readonly env?: Readonly<Record<string, string>>;
 }
 
-/** Starts services/edge/main.ts on free ports and waits for /ready. */
-export async function startNodeEdge(log: BenchLog, o: NodeEdgeOptions = {}): Promise<EdgeProcess> {
+/** Starts services/edge/main.ts on free ports, in the topic namespace `log.ns`, and waits for /ready. */
+export async function startNodeEdge(
+  log: Pick<BenchLog, 'ns'>,
+  o: NodeEdgeOptions = {},
+): Promise<EdgeProcess> {
   const ports = { ws: await freePort(), http: await freePort(), grpc: await freePort() };
   const flags = [
     ...(o.nodeFlags ?? []),

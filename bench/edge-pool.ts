@@ -21,13 +21,21 @@ export interface ClientGroup {
   readonly pids: number[];
 }
 
-interface Worker {
+/** A forked client process and its request/reply calls over IPC. */
+export interface Worker<R = Request> {
   readonly child: ChildProcess;
-  call<T>(req: Request): Promise<T>;
+  call<T>(req: R): Promise<T>;
 }
 
-function forkWorker(): Worker {
-  const child = fork(new URL('./edge-clients.ts', import.meta.url), [], {
+/**
+ * Forks `module` (bench/edge-clients.ts by default; any module that answers `{id, req}` messages
+ * with `{id, reply}` or `{id, error}`: client-worker.ts `serveParent`) with tsx and advanced
+ * serialisation.
+ */
+export function forkWorker<R = Request>(
+  module: URL = new URL('./edge-clients.ts', import.meta.url),
+): Worker<R> {
+  const child = fork(module, [], {
     execArgv: ['--import', 'tsx'],
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -45,7 +53,7 @@ function forkWorker(): Worker {
   });
   return {
     child,
-    call: <T>(req: Request) =>
+    call: <T>(req: R) =>
       new Promise<T>((resolve, reject) => {
         const id = nextId++;
         waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
@@ -73,7 +81,7 @@ export interface ProcessClientsOptions {
 
 /** Subscribers held by forked client processes. */
 export function processClients(o: ProcessClientsOptions): ClientGroup {
-  const workers = Array.from({ length: o.processes }, forkWorker);
+  const workers = Array.from({ length: o.processes }, () => forkWorker());
   const a = 2 + Math.floor(Math.random() * 250);
   const all = <T>(req: Request) => Promise.all(workers.map((w) => w.call<T>(req)));
   return {

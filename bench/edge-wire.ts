@@ -173,16 +173,24 @@ function hasEmptyLine(payload: Buffer): boolean {
 }
 
 /**
- * One WebSocket subscriber of `t.path`; every `"timestamp":` of a data frame counts as a delivery.
+ * What a WebSocket subscriber does with its data frames: count every `"timestamp":` in a
+ * {@link Recorder}, or hand each frame's payload and receive time (wall-clock ms, taken when its
+ * bytes arrived) to a function that reads more of it (bench/lifecycle-watchers.ts).
+ */
+export type FrameSink = Recorder | ((payload: Buffer, receivedAt: number) => void);
+
+/**
+ * One WebSocket subscriber of `t.path`; every data frame goes to `sink`.
  * @throws on a refused upgrade or timeout.
  */
-export async function openWs(t: Target, rec: Recorder, proto: WsProtocol = {}): Promise<Conn> {
+export async function openWs(t: Target, sink: FrameSink, proto: WsProtocol = {}): Promise<Conn> {
   const req =
     `GET ${t.path} HTTP/1.1\r\nHost: ${t.host}:${t.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
     'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n';
   const { sock, rest } = await handshake(t, req, /^HTTP\/1\.1 101 /);
   let pending: Buffer | null = null;
   const onData = (chunk: Buffer) => {
+    const receivedAt = wallNow();
     const buf: Buffer = pending ? Buffer.concat([pending, chunk]) : chunk;
     pending = null;
     let i = 0;
@@ -206,7 +214,8 @@ export async function openWs(t: Target, rec: Recorder, proto: WsProtocol = {}): 
       if (op === 1 || op === 2) {
         if (proto.answerEmptyPings && hasEmptyLine(buf.subarray(i + hdr, i + hdr + len)))
           sock.write(EMPTY_PING);
-        recordAll(rec, buf, i + hdr, i + hdr + len);
+        if (typeof sink === 'function') sink(buf.subarray(i + hdr, i + hdr + len), receivedAt);
+        else recordAll(sink, buf, i + hdr, i + hdr + len);
       } else if (op === 9) sock.write(Buffer.from([0x8a, 0x80, 0, 0, 0, 0]));
       i += hdr + len;
     }

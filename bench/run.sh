@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every benchmark against the local infrastructure (started if needed) and prints the figures.
-# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|analytics|rebuild]
+# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|analytics|rebuild|lifecycle]
 # `peers` (issue 14) is not part of `all`: it builds Centrifugo with go install on its first run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,9 +13,9 @@ bash scripts/ensure-deps.sh
 bash scripts/infra.sh up
 which=${1:-all}
 case $which in
-  all | projector | rest | latency | edge-latency | edge-fanout | catch-up | peers | auth | wallet | analytics | rebuild) ;;
+  all | projector | rest | latency | edge-latency | edge-fanout | catch-up | peers | auth | wallet | analytics | rebuild | lifecycle) ;;
   *)
-    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|analytics|rebuild|all)" >&2
+    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|analytics|rebuild|lifecycle|all)" >&2
     exit 2
     ;;
 esac
@@ -47,3 +47,9 @@ if [[ $which == all || $which == analytics ]]; then npx tsx bench/analytics-repl
 if [[ $which == all || $which == wallet ]]; then npx tsx bench/wallet.ts "${@:2}"; fi
 # `npm run bench -- rebuild --rounds 50000 --bets 10000 --keys 5000`: options go to bench/rebuild.ts.
 if [[ $which == all || $which == rebuild ]]; then npx tsx bench/rebuild.ts "${@:2}"; fi
+# `npm run bench -- lifecycle --rate 100 --watchers 1000 …`: options go to bench/lifecycle.ts (issue 11).
+if [[ $which == all || $which == lifecycle ]]; then
+  # The edge holds --watchers sockets (1000) beside its own: more than the usual soft limit of 1024.
+  ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+  npx tsx bench/lifecycle.ts "${@:2}"
+fi
