@@ -78,13 +78,18 @@ beforeAll(async () => {
   const admin = kafka.admin();
   await admin.connect();
   // CreateTime, unlike the real topic's LogAppendTime: the test plants rounds at historic times.
+  // Kept for ever like the real topic: with the broker's default 7-day retention its periodic
+  // check (every 5 min) would delete these months-old records in the middle of the run.
   await admin.createTopics({
     waitForLeaders: true,
     topics: [
       {
         topic,
         numPartitions: config.kafka.partitions,
-        configEntries: [{ name: 'message.timestamp.type', value: 'CreateTime' }],
+        configEntries: [
+          { name: 'message.timestamp.type', value: 'CreateTime' },
+          { name: 'retention.ms', value: '-1' },
+        ],
       },
     ],
   });
