@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertChromium, type BrowserSession, launchBrowser } from '../support/chromium.ts';
+import { waitFor } from '../support/poll.ts';
 import { ledger, requestAccess } from '../support/wallet-players.ts';
 import { type StackWithWallet, startStack } from './stack.ts';
 
@@ -132,9 +133,17 @@ describe('player game page through game_url', () => {
         `${expected.toFixed(2)} USD`,
         { timeout: 15_000 },
       );
-      const l = await ledger(stack.wallet.sandboxUrl, user);
+      // The round close reaches the operator either way (round_close `zero-win`, the default: a lost
+      // bet's win callback carries 0), possibly after the balance shown has moved.
+      const l = await waitFor('the bet and its round close in the sandbox ledger', async () => {
+        const r = await ledger(stack.wallet.sandboxUrl, user);
+        return r.body.transactions.length >= 2 ? r : undefined;
+      });
       expect(l.body.balance).toBe(expected.toFixed(2));
-      expect(l.body.transactions.map((t) => t.kind)).toEqual(outcome === 'won' ? ['bet', 'win'] : ['bet']);
+      expect(l.body.transactions.map((t) => [t.kind, t.amount_minor])).toEqual([
+        ['bet', STAKE * 100],
+        ['win', outcome === 'won' ? 2 * STAKE * 100 : 0],
+      ]);
       expect(await text(page, '#status b')).toBe('Live');
       expect(errors).toEqual([]);
       await page.screenshot({ path: join(SHOTS, 'play-double.png'), fullPage: true });
