@@ -33,6 +33,12 @@ describe('loadSections', () => {
     );
   });
 
+  it("accepts the local broker's script settings beside KAFKA_BROKERS (a moved local Kafka)", () => {
+    const env = { KAFKA_PORT: '29092', KAFKA_CONTROLLER_PORT: '29093', KAFKA_BROKERS: '127.0.0.1:29092' };
+    expect(loadSections([kafkaSection], env).kafka.brokers).toEqual(['127.0.0.1:29092']);
+    expect(() => loadSections([kafkaSection], { KAFKA_PORT: 'x' })).toThrow(/KAFKA_PORT/);
+  });
+
   it('names every malformed setting at once, and cross-field rules of a section', () => {
     const err = (() => {
       try {

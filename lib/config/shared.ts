@@ -66,6 +66,14 @@ export const kafkaSection = section({
     TOPIC_PARTITIONS: int(1, 1024).default(3),
     TOPIC_REPLICATION_FACTOR: int(1, 16).default(1),
     KAFKA_LAG_REFRESH_MS: int(100, 3_600_000).default(10_000),
+    // The local broker's own settings, read by scripts/kafka.sh (ports, heap, start and stop
+    // bounds). Declared so that a service started with them in its environment (a moved local
+    // broker: `KAFKA_PORT=29092 npm start`) accepts them; services use KAFKA_BROKERS only.
+    KAFKA_PORT: int(1, 65_535).optional(),
+    KAFKA_CONTROLLER_PORT: int(1, 65_535).optional(),
+    KAFKA_HEAP_OPTS: z.string().optional(),
+    KAFKA_READY_TIMEOUT_MS: int(1, 3_600_000).optional(),
+    KAFKA_STOP_TIMEOUT_S: int(1, 3_600).optional(),
   },
   build: (r) => ({
     brokers: r.KAFKA_BROKERS as readonly string[],
