@@ -1,7 +1,7 @@
 /**
  * Edge fan-out benchmark (issue 3): many subscribers of `crash` on ONE edge process, per level of
  * `--plan` (default WebSocket 1k/10k/20k, SSE 1k/10k, gRPC 1k over 1 and over 10 HTTP/2
- * connections, WebTransport 1k). Each level gets
+ * connections, WebTransport 1k/10k). Each level gets
  * a fresh edge process; per level it reports
  *
  * - connect: wall time to open the subscribers (handshakes in parallel, bounded per client);
@@ -20,13 +20,18 @@
  * Clients: WebSocket and SSE over raw `net` sockets (bench/edge-wire.ts) in forked client
  * processes of at most `--per-process` (5,000) each, bound to several 127.A.B.x source
  * addresses; gRPC streams multiplexed over `grpc:<count>:<connections>` HTTP/2 connections
- * (one grpc-js channel per connection, streams spread round-robin); WebTransport
- * sessions in headless Chromium. A level asking for more subscribers than the edge's open-files
- * limit allows is capped (and says so). Baseline in the same run: the protocol's first level.
+ * (one grpc-js channel per connection, streams spread round-robin); WebTransport sessions with
+ * Deno's own WebTransport client in processes of at most `--wt-per-process` (2,500) sessions
+ * (bench/edge-wt-native.ts; each session is a UDP socket there), or with `--wt-client chromium` in
+ * headless Chromium. For native WebTransport clients, notes say how many datagrams were missed
+ * and where they can have gone. A level asking for more subscribers than the edge's open-files
+ * limit allows is capped (and says so); the WebTransport edge holds every session on one UDP
+ * socket, so there the clients' limit counts. Baseline in the same run: the protocol's first level.
  *
  * Usage: tsx bench/edge-fanout.ts [--plan ws:1000,ws:10000,ws:20000,sse:1000,sse:10000,grpc:1000:1,...]
  *          [--burst 50] [--steady-rounds 10] [--steady-gap-ms 1000] [--per-process 5000]
- *          [--wt-pages 4] [--wt-browsers 2] [--edge-cpu-prof <dir>]
+ *          [--wt-client native|chromium] [--wt-per-process 2500] [--wt-pages 4] [--wt-browsers 2]
+ *          [--edge-cpu-prof <dir>]
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -35,18 +40,21 @@ import { cpuOf, openBenchLog, openFilesLimit, procStats, sleep, startNodeEdge } 
 import { awaitDeliveries, type ClientGroup, processClients } from './edge-pool.ts';
 import { wallNow } from './edge-wire.ts';
 import { browserClients, startWtEdge } from './edge-wt.ts';
+import { isNativeWt, nativeClients, probeWindow } from './edge-wt-native.ts';
 import { latencySummary, report } from './lib.ts';
 
 const { values } = parseArgs({
   options: {
     plan: {
       type: 'string',
-      default: 'ws:1000,ws:10000,ws:20000,sse:1000,sse:10000,grpc:1000:1,grpc:1000:10,wt:1000',
+      default: 'ws:1000,ws:10000,ws:20000,sse:1000,sse:10000,grpc:1000:1,grpc:1000:10,wt:1000,wt:10000',
     },
     burst: { type: 'string', default: '50' },
     'steady-rounds': { type: 'string', default: '10' },
     'steady-gap-ms': { type: 'string', default: '1000' },
     'per-process': { type: 'string', default: '5000' },
+    'wt-client': { type: 'string', default: 'native' },
+    'wt-per-process': { type: 'string', default: '2500' },
     'wt-pages': { type: 'string', default: '4' },
     'wt-browsers': { type: 'string', default: '2' },
     'edge-cpu-prof': { type: 'string' },
@@ -57,6 +65,11 @@ const STEADY = Number(values['steady-rounds']);
 const GAP = Number(values['steady-gap-ms']);
 const WARM = 10;
 const SETTLE_MS = 5_000;
+const wtClient = values['wt-client'];
+if (wtClient !== 'native' && wtClient !== 'chromium')
+  throw new Error(`--wt-client ${wtClient}: want native or chromium`);
+/** Sessions per native client process: each is a descriptor (its UDP socket) there. */
+const wtPerProcess = Math.min(Number(values['wt-per-process']), openFilesLimit(process.pid) - 100);
 const plan = values.plan.split(',').map((s) => {
   const [p, n, ch = '1'] = s.split(':');
   if (!['ws', 'sse', 'grpc', 'wt'].includes(p ?? '') || !(Number(n) > WARM) || !(Number(ch) >= 1))
@@ -84,15 +97,27 @@ try {
     const wtEdge = wt ? await startWtEdge(log) : undefined;
     const edge = (node ?? wtEdge) as NonNullable<typeof node | typeof wtEdge>;
     const label = wt ? 'webtransport' : protocol;
-    const name = protocol === 'grpc' ? `grpc (${channels} conn)` : label;
+    const name =
+      protocol === 'grpc'
+        ? `grpc (${channels} conn)`
+        : wt && wtClient === 'chromium'
+          ? `${label} (chromium)`
+          : label;
     let group: ClientGroup | undefined;
     try {
       const limit = openFilesLimit(edge.pid);
-      const n = Math.min(asked, limit - procStats(edge.pid).fds - 100);
+      // The WebTransport edge holds all sessions on one UDP socket: only its clients need descriptors.
+      const n = wt ? asked : Math.min(asked, limit - procStats(edge.pid).fds - 100);
       if (n < asked)
         notes.push(`${label} ${asked}: capped at ${n} by the edge's open-files limit (${limit}, hard)`);
-      if (wtEdge)
+      if (wtEdge && wtClient === 'chromium')
         group = await browserClients(wtEdge, Number(values['wt-pages']), Number(values['wt-browsers']));
+      else if (wtEdge)
+        group = await nativeClients({
+          quicPort: wtEdge.quicPort,
+          httpPort: wtEdge.httpPort,
+          processes: Math.ceil(n / wtPerProcess),
+        });
       else if (node) {
         const port =
           protocol === 'ws' ? node.ports.ws : protocol === 'sse' ? node.ports.http : node.ports.grpc;
@@ -127,12 +152,16 @@ try {
       console.error(`${label} ${held}: connected in ${fmt(opened.ms / 1000, 2)} s; edge sees ${seen}`);
 
       await group.reset(Date.now());
+      const native = wtEdge && isNativeWt(group) ? group : undefined;
+      let loss = native && wtEdge ? await probeWindow(native, wtEdge) : undefined;
       await log.spaced(STEADY, GAP);
       const steadyGot = await awaitDeliveries(group, held * STEADY, 60_000);
       if (steadyGot < held * STEADY) notes.push(`${name} ${held}: steady got ${steadyGot}/${held * STEADY}`);
+      if (loss) notes.push(`${name} ${held} steady: ${await loss.done()}`);
       const steady = latencySummary((await group.stats()).latencies);
 
       await group.reset(Date.now());
+      loss = native && wtEdge ? await probeWindow(native, wtEdge) : undefined;
       const { cpuS: cpu0, sysS: sys0 } = procStats(edge.pid);
       const clientCpu0 = cpuOf(group.pids);
       const t0 = wallNow();
@@ -146,6 +175,7 @@ try {
       const clientCpu = (cpuOf(group.pids) - clientCpu0) / wall;
       const rate = got / wall;
       const burst = latencySummary(s.latencies);
+      if (loss) notes.push(`${name} ${held} burst: ${await loss.done()}`);
       const base = firstOf.get(label) ?? { rate, p99: steady.p99 };
       firstOf.set(label, base);
       rows.push({

@@ -108,12 +108,7 @@ export function processClients(o: ProcessClientsOptions): ClientGroup {
           });
         }),
       );
-      return {
-        opened: replies.reduce((s, r) => s + r.opened, 0),
-        failed: replies.reduce((s, r) => s + r.failed, 0),
-        firstError: replies.find((r) => r.firstError)?.firstError,
-        ms: Math.max(...replies.map((r) => r.ms)),
-      };
+      return mergeOpen(replies);
     },
     async reset(since) {
       await all({ op: 'reset', since });
@@ -128,6 +123,16 @@ export function processClients(o: ProcessClientsOptions): ClientGroup {
       await all({ op: 'close' }).catch(() => {});
       for (const w of workers) w.child.disconnect();
     },
+  };
+}
+
+/** One OpenReply out of those of several client processes (sums; the slowest one's time). */
+export function mergeOpen(replies: readonly OpenReply[]): OpenReply {
+  return {
+    opened: replies.reduce((s, r) => s + r.opened, 0),
+    failed: replies.reduce((s, r) => s + r.failed, 0),
+    firstError: replies.find((r) => r.firstError)?.firstError,
+    ms: Math.max(...replies.map((r) => r.ms)),
   };
 }
 

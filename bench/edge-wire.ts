@@ -24,65 +24,9 @@ import {
   loadDataStream,
   SERVICE_NAME,
 } from '../services/edge/transports/grpc/proto.ts';
+import { integerAt, Recorder, TS_KEY, timestampIn, wallNow } from './recorder.ts';
 
-/** Wall-clock ms with sub-ms resolution, comparable with Date.now() of other processes. */
-export const wallNow = (): number => performance.timeOrigin + performance.now();
-
-/**
- * Collects latencies (ms) of deliveries whose timestamp is at or after `since`, with each
- * delivery's timestamp (which identifies its round: rounds are appended ms apart or more).
- */
-export class Recorder {
-  latencies = new Float64Array(1 << 16);
-  timestamps = new Float64Array(1 << 16);
-  count = 0;
-  first = 0;
-  last = 0;
-  since = Number.POSITIVE_INFINITY;
-
-  reset(since: number): void {
-    this.count = 0;
-    this.first = 0;
-    this.last = 0;
-    this.since = since;
-  }
-
-  add(timestamp: number): void {
-    if (!(timestamp >= this.since)) return;
-    const now = wallNow();
-    if (this.count === this.latencies.length) {
-      const grow = (a: Float64Array) => {
-        const g = new Float64Array(a.length * 2);
-        g.set(a);
-        return g;
-      };
-      this.latencies = grow(this.latencies);
-      this.timestamps = grow(this.timestamps);
-    }
-    this.timestamps[this.count] = timestamp;
-    this.latencies[this.count++] = now - timestamp;
-    if (this.first === 0) this.first = now;
-    this.last = now;
-  }
-}
-
-const TS_KEY = Buffer.from('"timestamp":');
-
-/** The integer after `"timestamp":` in `buf[start, end)`, or NaN. */
-function timestampIn(buf: Buffer, start: number, end: number): number {
-  const at = buf.subarray(start, end).lastIndexOf(TS_KEY);
-  return at < 0 ? Number.NaN : integerAt(buf, start + at + TS_KEY.length, end);
-}
-
-function integerAt(buf: Buffer, from: number, end: number): number {
-  let n = 0;
-  for (let i = from; i < end; i++) {
-    const c = buf[i] as number;
-    if (c < 48 || c > 57) break;
-    n = n * 10 + (c - 48);
-  }
-  return n;
-}
+export { Recorder, wallNow };
 
 /**
  * Records every `"timestamp":` of `buf[start, end)`: a server may put several rounds in one frame

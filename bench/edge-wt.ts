@@ -13,7 +13,7 @@ import { waitFor } from '../tests/support/poll.ts';
 import { devCertDir, type Service, startWebTransportEdge, waitReady } from '../tests/support/processes.ts';
 import type { OpenReply, StatsReply } from './edge-clients.ts';
 import { type BenchLog, processTree, scrape } from './edge-harness.ts';
-import { type ClientGroup, mergeStats } from './edge-pool.ts';
+import { type ClientGroup, mergeOpen, mergeStats } from './edge-pool.ts';
 
 export interface WtEdge {
   readonly service: Service;
@@ -166,12 +166,7 @@ export async function browserClients(
         const n = Math.floor(count / pages) + (k < count % pages ? 1 : 0);
         return p.evaluate(openInPage, { n, url, hashUrl, concurrency });
       });
-      return {
-        opened: replies.reduce((s, r) => s + r.opened, 0),
-        failed: replies.reduce((s, r) => s + r.failed, 0),
-        firstError: replies.find((r) => r.firstError)?.firstError,
-        ms: Math.max(...replies.map((r) => r.ms)),
-      };
+      return mergeOpen(replies);
     },
     async reset(since) {
       await each((p) =>

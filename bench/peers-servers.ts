@@ -3,6 +3,11 @@
  * own `rounds` topic and serving WebSocket subscribers of crash on 127.0.0.1:
  *
  * - `edge`: this checkout's edge (services/edge/main.ts) on this Node (24), uWebSockets.js;
+ * - `edge-x<N>`: N such edges sharing one WebSocket port (uWS listens with SO_REUSEPORT, so the
+ *   kernel spreads connections over them), each reading the log itself: one per core;
+ * - `edge@<revision>`: the edge of another commit on this Node, from `git archive` into
+ *   .cache/bench/ (this checkout's node_modules when that commit's lock is the same, else its own
+ *   `npm ci`): before and after a change in one run;
  * - `centrifugo`: Centrifugo PINNED below, built from source with `go install` into the git-ignored
  *   .cache/centrifugo/, fed by its Kafka consumer in publication data mode (the JSON twin records of
  *   bench/edge-harness.ts), clients on its JSON protocol (`/connection/websocket`, connect and
@@ -16,13 +21,22 @@
  * Every cache is made on first use and kept; nothing outside the checkout's .cache is written but
  * Go's and npm's own caches.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '../tests/support/poll.ts';
 import { freePort, ROOT, type Service, startProcess } from '../tests/support/processes.ts';
-import { type BenchLog, startNodeEdge } from './edge-harness.ts';
+import { type BenchLog, type EdgeProcess, startNodeEdge } from './edge-harness.ts';
 import type { WsProtocol } from './edge-wire.ts';
 
 export const CENTRIFUGO = { module: 'github.com/centrifugal/centrifugo/v6', version: 'v6.9.1' } as const;
@@ -37,13 +51,27 @@ export const NODE20 = '20.20.2';
 /** The header naming Centrifugo's channels in publication data mode. */
 export const CENTRIFUGO_HEADER = 'centrifugo-channels';
 
-export type PeerName = 'edge' | 'centrifugo' | 'edge-node20' | 'bun' | 'ws';
+export type PeerName =
+  | 'edge'
+  | 'centrifugo'
+  | 'edge-node20'
+  | 'bun'
+  | 'ws'
+  | `edge-x${number}`
+  | `edge@${string}`;
 export const PEERS: readonly PeerName[] = ['edge', 'centrifugo', 'edge-node20', 'bun', 'ws'];
+
+/** Whether `name` names a server startPeer knows (PEERS, `edge-x<N>`, `edge@<revision>`). */
+export function isPeerName(name: string): name is PeerName {
+  return (PEERS as readonly string[]).includes(name) || /^edge-x[1-9]$/.test(name) || /^edge@\S+$/.test(name);
+}
 
 /** A running server under test. */
 export interface PeerServer {
   readonly name: PeerName;
   readonly pid: number;
+  /** Every process of the server (`pid` first): CPU and memory are their sums. */
+  readonly pids: readonly number[];
   readonly port: number;
   /** WebSocket path of crash subscribers. */
   readonly path: string;
@@ -125,6 +153,28 @@ export function baselineCheckout(node20: string): string {
   return dir;
 }
 
+/**
+ * The checkout of `revision` (any git revision) for `edge@<revision>`, made on first use: its
+ * files from `git archive`, and this checkout's node_modules when its package-lock.json is the
+ * same as the working tree's, else its own `npm ci` on this Node (its postinstall included).
+ */
+export function revisionCheckout(revision: string): string {
+  const sha = run('git', ['rev-parse', '--verify', `${revision}^{commit}`]).trim();
+  const dir = join(CACHE, 'bench', `edge-${sha.slice(0, 12)}-node${process.versions.node.split('.')[0]}`);
+  if (!existsSync(join(dir, 'package.json'))) {
+    console.error(`preparing the edge of ${sha} in ${dir} (first run only)`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    execFileSync('bash', ['-c', `git archive ${sha} | tar -x -C '${dir}'`], { cwd: ROOT });
+  }
+  if (!existsSync(join(dir, 'node_modules'))) {
+    const sameLock = spawnSync('git', ['diff', '--quiet', sha, '--', 'package-lock.json'], { cwd: ROOT });
+    if (sameLock.status === 0) symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+    else run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], dir);
+  }
+  return dir;
+}
+
 async function ready(service: Service, url: string): Promise<void> {
   await waitFor(
     `${url} to answer 200`,
@@ -141,16 +191,42 @@ async function ready(service: Service, url: string): Promise<void> {
 /** Starts `name` on free ports, reading `log`'s topic; resolves once it is ready. */
 export async function startPeer(name: PeerName, log: BenchLog, topic: string): Promise<PeerServer> {
   const brokers = log.config.kafka.brokers.join(',');
-  if (name === 'edge' || name === 'edge-node20') {
+  if (name === 'edge' || name === 'edge-node20' || name.startsWith('edge@')) {
     const node = name === 'edge-node20' ? node20Binary() : undefined;
-    const cwd = node ? baselineCheckout(node) : undefined;
+    const cwd = node
+      ? baselineCheckout(node)
+      : name.startsWith('edge@')
+        ? revisionCheckout(name.slice('edge@'.length))
+        : undefined;
     // The JSON twins are undecodable for the edge: skipped with a warning each, so warnings are off.
     const edge = await startNodeEdge(log, {
       gcHook: false,
-      ...(node ? { node, cwd } : {}),
+      ...(node ? { node } : {}),
+      ...(cwd ? { cwd } : {}),
       env: { LOG_LEVEL: 'error' },
     });
-    return { name, pid: edge.pid, port: edge.ports.ws, path: '/ws/crash', stop: () => edge.stop() };
+    const pids = [edge.pid];
+    return { name, pid: edge.pid, pids, port: edge.ports.ws, path: '/ws/crash', stop: () => edge.stop() };
+  }
+  const workers = /^edge-x(\d)$/.exec(name);
+  if (workers) {
+    const port = await freePort();
+    const edges: EdgeProcess[] = [];
+    for (let i = 0; i < Number(workers[1]); i++)
+      edges.push(
+        await startNodeEdge(log, { gcHook: false, env: { LOG_LEVEL: 'error', EDGE_WS_PORT: String(port) } }),
+      );
+    const pids = edges.map((e) => e.pid);
+    return {
+      name,
+      pid: pids[0] as number,
+      pids,
+      port,
+      path: '/ws/crash',
+      stop: async () => {
+        await Promise.all(edges.map((e) => e.stop()));
+      },
+    };
   }
   const port = await freePort();
   if (name === 'centrifugo') {
@@ -181,6 +257,7 @@ export async function startPeer(name: PeerName, log: BenchLog, topic: string): P
     return {
       name,
       pid: service.child.pid as number,
+      pids: [service.child.pid as number],
       port,
       path: '/connection/websocket',
       ws: {
@@ -202,6 +279,7 @@ export async function startPeer(name: PeerName, log: BenchLog, topic: string): P
   return {
     name,
     pid: service.child.pid as number,
+    pids: [service.child.pid as number],
     port,
     path: '/ws/crash',
     stop: async () => {

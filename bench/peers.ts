@@ -9,7 +9,7 @@
  * - RSS per connection: the server's VmRSS with all subscribers open and 3 s idle, minus with
  *   `WARM` open, over the added subscribers;
  * - steady: `--rate` rounds/s for `--seconds` s; latency append → client p50/p99/max, delivered
- *   vs expected, server CPU-seconds;
+ *   vs expected, server CPU-seconds and the kernel's share of them (/proc/<pid>/stat stime);
  * - burst: `--burst` rounds in one append; deliveries/s = deliveries / (last receive − append
  *   start), server CPU-seconds;
  * - ratios: each server's figures over the edge's (the first server) at the same level.
@@ -31,7 +31,14 @@ import { openBenchLog, openFilesLimit, procStats, sleep } from './edge-harness.t
 import { awaitDeliveries, type ClientGroup, processClients } from './edge-pool.ts';
 import { wallNow } from './edge-wire.ts';
 import { latencySummary, report, writeResults } from './lib.ts';
-import { CENTRIFUGO_HEADER, PEERS, type PeerName, type PeerServer, startPeer } from './peers-servers.ts';
+import {
+  CENTRIFUGO_HEADER,
+  isPeerName,
+  PEERS,
+  type PeerName,
+  type PeerServer,
+  startPeer,
+} from './peers-servers.ts';
 
 const { values } = parseArgs({
   options: {
@@ -45,7 +52,7 @@ const { values } = parseArgs({
 });
 const servers = values.servers.split(',') as PeerName[];
 for (const s of servers)
-  if (!PEERS.includes(s)) throw new Error(`unknown server '${s}' (${PEERS.join('|')})`);
+  if (!isPeerName(s)) throw new Error(`unknown server '${s}' (${PEERS.join('|')}|edge-x<N>|edge@<revision>)`);
 const levels = values.levels.split(',').map(Number);
 const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);
@@ -73,9 +80,18 @@ interface Figures {
   delivered: number;
   expected: number;
   steadyCpuS: number;
+  /** Of steadyCpuS, seconds in the kernel (/proc/<pid>/stat stime). */
+  steadySysS: number;
   burstRate: number;
   burstGot: number;
   burstCpuS: number;
+}
+
+/** /proc figures of a server: the sums over its processes. */
+function statsOf(server: PeerServer) {
+  const all = server.pids.map(procStats);
+  const sum = (f: (s: (typeof all)[number]) => number) => all.reduce((t, s) => t + f(s), 0);
+  return { rssKiB: sum((s) => s.rssKiB), cpuS: sum((s) => s.cpuS), sysS: sum((s) => s.sysS) };
 }
 
 /** One server at one level: see the module comment. */
@@ -83,7 +99,8 @@ async function measure(name: PeerName, asked: number): Promise<Figures> {
   const server: PeerServer = await startPeer(name, log, topic);
   let group: ClientGroup | undefined;
   try {
-    const n = Math.min(asked, openFilesLimit(server.pid) - procStats(server.pid).fds - 100);
+    const room = server.pids.reduce((t, p) => t + openFilesLimit(p) - procStats(p).fds - 100, 0);
+    const n = Math.min(asked, room);
     if (n < asked) console.error(`${name} ${asked}: capped at ${n} by its open-files limit`);
     group = processClients({
       protocol: 'ws',
@@ -96,27 +113,28 @@ async function measure(name: PeerName, asked: number): Promise<Figures> {
     await group.reset(Date.now());
     await log.spaced(2, 100);
     await awaitDeliveries(group, WARM * 2, 10_000);
-    const before = procStats(server.pid);
+    const before = statsOf(server);
     const opened = await group.open(n - WARM);
     if (opened.failed > 0) console.error(`${name} ${n}: ${opened.failed} failed (${opened.firstError})`);
     const held = WARM + opened.opened;
     await sleep(3_000);
-    const after = procStats(server.pid);
+    const after = statsOf(server);
 
     await group.reset(Date.now());
-    const s0 = procStats(server.pid).cpuS;
+    const s0 = statsOf(server);
     await log.spaced(STEADY, 1000 / RATE);
     const delivered = await awaitDeliveries(group, held * STEADY, 30_000);
-    const steadyCpuS = procStats(server.pid).cpuS - s0;
+    const s1 = statsOf(server);
+    const steadyCpuS = s1.cpuS - s0.cpuS;
     const steady = latencySummary((await group.stats()).latencies);
 
     await group.reset(Date.now());
-    const b0 = procStats(server.pid).cpuS;
+    const b0 = statsOf(server).cpuS;
     const t0 = wallNow();
     await log.burst(BURST);
     const burstGot = await awaitDeliveries(group, held * BURST, 120_000);
     const st = await group.stats();
-    const burstCpuS = procStats(server.pid).cpuS - b0;
+    const burstCpuS = statsOf(server).cpuS - b0;
     const wall = st.count > 0 ? (st.last - t0) / 1000 : Number.NaN;
     console.error(`${name} ${held}: connect ${fmt(opened.ms / 1000, 2)} s, steady p99 ${fmt(steady.p99)} ms`);
     return {
@@ -128,6 +146,7 @@ async function measure(name: PeerName, asked: number): Promise<Figures> {
       delivered,
       expected: held * STEADY,
       steadyCpuS,
+      steadySysS: s1.sysS - s0.sysS,
       burstRate: burstGot / wall,
       burstGot,
       burstCpuS,
@@ -162,6 +181,7 @@ for (const level of levels) {
       'delivered/expected': `${f.delivered}/${f.expected}`,
       'steady CPU s': fmt(f.steadyCpuS, 2),
       'µs CPU/delivery': fmt((f.steadyCpuS * 1e6) / f.delivered, 2),
+      'kernel %': fmt((100 * f.steadySysS) / f.steadyCpuS, 0),
       'burst deliv/s': Math.round(f.burstRate),
       'burst CPU s': fmt(f.burstCpuS, 2),
       'KiB/conn': fmt(f.kibPerConn, 2),

@@ -22,13 +22,20 @@ esac
 if [[ $which == all || $which == projector ]]; then npx tsx bench/projector-replay.ts; fi
 if [[ $which == all || $which == rest ]]; then npx tsx bench/rest.ts; fi
 if [[ $which == all || $which == latency ]]; then npx tsx bench/main-latency.ts; fi
-if [[ $which == all || $which == edge-latency ]]; then npx tsx bench/edge-latency.ts; fi
+# `npm run bench -- edge-latency --protocols wt --wt-client chromium`: options go to bench/edge-latency.ts
+# (and for edge-fanout to bench/edge-fanout.ts); WebTransport is measured with Deno's own client unless
+# `--wt-client chromium`.
+if [[ $which == all || $which == edge-latency ]]; then
+  # Native WebTransport clients hold a UDP socket per session (bench/edge-wt-native.ts).
+  ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+  npx tsx bench/edge-latency.ts "${@:2}"
+fi
 if [[ $which == all || $which == edge-fanout ]]; then
   # 20k sockets in one edge process need more descriptors than the usual soft limit; raise it as
   # far as the hard limit allows (the benchmark caps a level that still does not fit, and says so).
   ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
   echo "open files limit: $(ulimit -n)"
-  npx tsx bench/edge-fanout.ts
+  npx tsx bench/edge-fanout.ts "${@:2}"
 fi
 # `npm run bench -- catch-up --rounds 100000 --catch-up 100 --live 1000`: options go to bench/stream-catch-up.ts.
 if [[ $which == all || $which == catch-up ]]; then

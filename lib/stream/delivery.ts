@@ -47,7 +47,7 @@ export function stampPosition(stamp: Stamp, selection: Selection): Position {
 export class Delivery {
   private readonly json = new Map<string, string>();
   private readonly forms = new Map<string, StreamRound>();
-  private texts: Map<string, string> | undefined;
+  private lives: Map<string, LiveForms> | undefined;
   private stamp: Stamp | undefined;
   /** Previous round id of this game in the log, as the hub knew it when publishing (null: none). */
   prevRoundId: number | null = null;
@@ -94,28 +94,49 @@ export class Delivery {
    * @throws Error for a delivery the hub has not published (a catch-up round: its subscriber tracks its own).
    */
   position(selection: Selection): string {
-    return this.cached(`p:${selectionKey(selection)}`, () => {
-      if (!this.stamp) throw new Error('position of a round the hub has not published');
-      return formatPosition(selection, stampPosition(this.stamp, selection));
-    });
+    const f = this.live(selection);
+    f.text ??= formatPosition(selection, f.position);
+    return f.text;
+  }
+
+  /**
+   * {@link position} as a value, to compare with a subscriber's own (PositionTracker.equals)
+   * without building text.
+   * @throws Error for a delivery the hub has not published.
+   */
+  livePosition(selection: Selection): Position {
+    return this.live(selection).position;
   }
 
   /** The live `round` envelope for `selection` (built once per selection). */
   envelope(selection: Selection): string {
-    return this.cached(`e:${selectionKey(selection)}`, () =>
-      roundEnvelope(selectionLabel(selection), this.position(selection), this.streamJson(selection), {
-        prev: this.prevRoundId,
-      }),
+    const f = this.live(selection);
+    f.envelope ??= roundEnvelope(
+      selectionLabel(selection),
+      this.position(selection),
+      this.streamJson(selection),
+      { prev: this.prevRoundId },
     );
+    return f.envelope;
   }
 
-  private cached(key: string, build: () => string): string {
-    this.texts ??= new Map();
-    let s = this.texts.get(key);
-    if (s === undefined) {
-      s = build();
-      this.texts.set(key, s);
+  /** The live forms of `selection`; a lookup that allocates nothing once they exist. */
+  private live(selection: Selection): LiveForms {
+    this.lives ??= new Map();
+    const key = selectionKey(selection);
+    let f = this.lives.get(key);
+    if (!f) {
+      if (!this.stamp) throw new Error('position of a round the hub has not published');
+      f = { position: stampPosition(this.stamp, selection) };
+      this.lives.set(key, f);
     }
-    return s;
+    return f;
   }
+}
+
+/** What a live round is for the subscribers of one selection. */
+interface LiveForms {
+  readonly position: Position;
+  text?: string;
+  envelope?: string;
 }

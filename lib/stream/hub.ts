@@ -7,6 +7,10 @@
  * position and envelope per selection (lib/stream/position.ts, envelope.ts). The publish loop
  * allocates nothing per subscriber.
  *
+ * Besides subscribers, the hub feeds channels (`feed`): one per selection and wire form, each
+ * handing a round once to a server that fans it out itself (uWebSockets.js topics,
+ * lib/stream/shared.ts), so a live subscriber that joined one costs no JavaScript per round.
+ *
  * Lifecycle events (lib/stream/lifecycle.ts) go through the hub too, to the subscribers that
  * asked for them only, and the hub keeps each game's current phase (betting or running) for
  * subscribers that arrive in the middle of a round.
@@ -102,6 +106,7 @@ class Router<T extends { readonly selection: Selection }> {
  */
 export class FanOutHub {
   private readonly rounds = new Router<Subscription>();
+  private readonly channels = new Router<Subscription>();
   private readonly phases = new Router<LifecycleSubscription>();
   private readonly latestByGame = new Map<GameSlug, Delivery>();
   private readonly phaseByGame = new Map<GameSlug, LifecycleUpdate>();
@@ -116,6 +121,16 @@ export class FanOutHub {
   /** Adds `sub`; the returned function removes it (idempotent). */
   subscribe(sub: Subscription): () => void {
     return this.rounds.add(sub);
+  }
+
+  /**
+   * Adds a channel: a receiver routed by its selection like a subscriber, that hands each round
+   * to a server's own fan-out (lib/stream/shared.ts). Channels are not subscribers: `size` leaves
+   * them out. A channel gets a round after the subscribers of the same publish. The returned
+   * function removes it.
+   */
+  feed(channel: Subscription): () => void {
+    return this.channels.add(channel);
   }
 
   /**
@@ -134,7 +149,7 @@ export class FanOutHub {
     return this.phases.add(sub);
   }
 
-  /** Number of current round subscribers. */
+  /** Number of round subscribers the hub delivers to itself (one on a server's topic is not counted). */
   get size(): number {
     return this.rounds.size;
   }
@@ -153,7 +168,9 @@ export class FanOutHub {
     d.markPublished(this.stamp(), prev ? prev.round.round_id : null);
     const phase = this.phaseByGame.get(slug);
     if (phase && phase.event.round_id <= d.round.round_id) this.phaseByGame.delete(slug);
-    this.rounds.each(slug, (sub) => sub.deliver(d));
+    const to = (sub: Subscription) => sub.deliver(d);
+    this.rounds.each(slug, to);
+    this.channels.each(slug, to);
     for (const t of this.taps) t.deliver(d);
     return true;
   }

@@ -12,8 +12,14 @@ export interface EdgeMetrics {
   readonly register: Registry;
   /** Open subscriptions per protocol. */
   readonly subscribers: Gauge<'protocol'>;
-  /** Rounds handed to a subscriber's socket, per protocol. */
+  /** Rounds handed to a subscriber's socket, per protocol (on the fan-out path: `deliveryCount`). */
   readonly deliveries: Counter<'protocol'>;
+  /**
+   * The fan-out's count of delivered rounds for `protocol`, added to `deliveries` when the registry
+   * is read: counting costs a number addition, where prom-client's `inc` hashes its labels and
+   * allocates on every call (once per subscriber per round).
+   */
+  deliveryCount(protocol: string): DeliveryCount;
   /** Subscribers closed because their unsent bytes passed the buffer limit. */
   readonly slowCloses: Counter<'protocol'>;
   /** New streams refused by the credential check (access.ts), by protocol and reason. */
@@ -36,6 +42,17 @@ export interface EdgeMetrics {
   readonly catchUpActive: Gauge<string>;
 }
 
+/** Rounds delivered since the registry was last read (see EdgeMetrics.deliveryCount). */
+export class DeliveryCount {
+  /** Not yet added to the counter. */
+  pending = 0;
+
+  /** Counts `n` rounds delivered (default 1). */
+  add(n = 1): void {
+    this.pending += n;
+  }
+}
+
 /**
  * Creates the per-protocol series of `protocol` at 0, so dashboards and alerts see a protocol
  * before its first subscriber (Prometheus instrumentation practice: no missing series).
@@ -51,6 +68,19 @@ export function initProtocolSeries(metrics: EdgeMetrics, protocol: string): void
 export function createEdgeMetrics(service: 'edge' | 'edge-webtransport' = 'edge'): EdgeMetrics {
   const register = createServiceRegistry(service);
   const registers = [register];
+  const counts = new Map<string, DeliveryCount>();
+  const deliveries = new Counter({
+    name: 'edge_deliveries_total',
+    help: 'Rounds written to subscribers, by protocol.',
+    labelNames: ['protocol'] as const,
+    registers,
+    collect() {
+      for (const [protocol, c] of counts) {
+        if (c.pending > 0) this.inc({ protocol }, c.pending);
+        c.pending = 0;
+      }
+    },
+  });
   return {
     register,
     subscribers: new Gauge({
@@ -59,12 +89,15 @@ export function createEdgeMetrics(service: 'edge' | 'edge-webtransport' = 'edge'
       labelNames: ['protocol'] as const,
       registers,
     }),
-    deliveries: new Counter({
-      name: 'edge_deliveries_total',
-      help: 'Rounds written to subscribers, by protocol.',
-      labelNames: ['protocol'] as const,
-      registers,
-    }),
+    deliveries,
+    deliveryCount(protocol) {
+      let c = counts.get(protocol);
+      if (!c) {
+        c = new DeliveryCount();
+        counts.set(protocol, c);
+      }
+      return c;
+    },
     slowCloses: new Counter({
       name: 'edge_slow_subscriber_closes_total',
       help: 'Subscribers closed because their unsent bytes passed the buffer limit, by protocol.',

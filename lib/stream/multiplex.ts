@@ -123,7 +123,7 @@ export class ConnectionSubscriptions {
     }
     sub.close();
     this.subs.delete(name);
-    this.deps.send(unsubscribedEnvelope(name, sub.tracker.text()));
+    this.deps.send(unsubscribedEnvelope(name, sub.positionText()));
   }
 
   /** Ends a subscription on the server's side (its catch-up failed) with an `error` envelope. */

@@ -147,6 +147,20 @@ export class PositionTracker {
     return { t: Number.isFinite(t) ? t : this.origin.t, last };
   }
 
+  /**
+   * Whether {@link position} is `p` (the same text), found without building either: a live
+   * subscriber's tracker usually stands where the hub's shared position of its selection does.
+   */
+  equals(p: Position): boolean {
+    let t = Number.POSITIVE_INFINITY;
+    for (const g of slugsOf(this.selection)) {
+      const m = this.marks.get(g);
+      if (m?.rid !== p.last.get(g)) return false;
+      t = Math.min(t, m ? m.at : this.origin.t);
+    }
+    return Math.floor(Number.isFinite(t) ? t : this.origin.t) === Math.floor(p.t);
+  }
+
   /** {@link position} as text. */
   text(): string {
     return formatPosition(this.selection, this.position());

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { formatPosition, MAX_POSITION_LENGTH, PositionTracker, parsePosition } from './position.ts';
+import {
+  formatPosition,
+  MAX_POSITION_LENGTH,
+  type Position,
+  PositionTracker,
+  parsePosition,
+} from './position.ts';
 import type { Selection } from './selection.ts';
 
 const mult: Selection = { kind: 'type', type: 'multiplier' };
@@ -46,5 +52,15 @@ describe('PositionTracker', () => {
     expect(t.text()).toBe('t=200;crash=1000000000006;slot=3000000000001');
     expect(t.isNew('crash', 1_000_000_000_006)).toBe(false);
     expect(t.lastOf('slot')).toBe(3_000_000_000_001);
+  });
+
+  it('tells whether it stands at a position without building text', () => {
+    const t = new PositionTracker(mult, { t: 100, last: new Map() });
+    t.observe('crash', 1_000_000_000_005, 150);
+    t.observe('slot', 3_000_000_000_001, 200.4);
+    const same = parsePosition(mult, t.text());
+    expect(same.ok && t.equals(same.position)).toBe(true);
+    for (const other of ['t=150;crash=1000000000005', 't=149;crash=1000000000005;slot=3000000000001'])
+      expect(t.equals((parsePosition(mult, other) as { position: Position }).position)).toBe(false);
   });
 });

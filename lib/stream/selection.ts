@@ -26,11 +26,20 @@ export function reportedType(selection: Selection, round: RoundFinished): GameTy
   return selection.kind === 'type' ? selection.type : round.game_type;
 }
 
-/** Slugs of the games a selection covers, in catalogue order. */
+const slugLists = new Map<string, readonly GameSlug[]>();
+
+/** Slugs of the games a selection covers, in catalogue order (one shared array per selection). */
 export function slugsOf(selection: Selection): readonly GameSlug[] {
-  if (selection.kind === 'game') return [selection.slug];
-  if (selection.kind === 'type') return gamesOfType(selection.type).map((g) => g.slug);
-  return GAME_SLUGS;
+  if (selection.kind === 'all') return GAME_SLUGS;
+  const key = selection.kind === 'game' ? selection.slug : selection.type;
+  let list = slugLists.get(key);
+  if (!list) {
+    list = Object.freeze(
+      selection.kind === 'game' ? [selection.slug] : gamesOfType(selection.type).map((g) => g.slug),
+    );
+    slugLists.set(key, list);
+  }
+  return list;
 }
 
 export type SelectionResult =

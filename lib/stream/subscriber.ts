@@ -9,6 +9,13 @@
  * than MAX_PENDING live rounds while catching up is ended as slow: it reconnects from its position,
  * which has moved on.
  *
+ * Once live, a subscription whose transport can fan out natively (StreamSink.joinShared: a
+ * uWebSockets.js topic per selection and wire form, lib/stream/shared.ts) leaves the hub's list of
+ * subscribers and joins its topic: from then on it costs no JavaScript per round. The switch happens
+ * in one synchronous step right after the held rounds are written, between two publishes, so every
+ * round reaches it exactly once, either held or through the topic. Its position is then the hub's
+ * (every live subscriber of a selection has been given the same rounds), read when asked.
+ *
  * The transport writes (StreamSink): this file never touches a socket.
  */
 import type { GameSlug } from '../../rules/games/catalog.ts';
@@ -20,6 +27,9 @@ import type { LifecycleUpdate } from './lifecycle.ts';
 import { type Position, PositionTracker } from './position.ts';
 import type { ResumeDecision } from './resume.ts';
 import type { Selection } from './selection.ts';
+
+/** The no-op unsubscribe: one function, not a closure per subscription. */
+const nothing = () => {};
 
 /** Live rounds held for a subscriber that is catching up, at most. */
 export const MAX_PENDING = 10_000;
@@ -41,6 +51,14 @@ export interface StreamSink {
   gone(): boolean;
   /** Runs several writes as one (optional: a transport that can pack them, e.g. WebSocket cork). */
   batch?(run: () => void): void;
+  /**
+   * Optional: takes the subscription's live rounds (and lifecycle messages when `lifecycle`) over
+   * from the hub, through the server's own fan-out (lib/stream/shared.ts). Called once, when the
+   * subscription goes live, after the rounds it held are written; false keeps it on `round`.
+   */
+  joinShared?(sub: StreamSubscription, lifecycle: boolean): boolean;
+  /** Leaves what joinShared joined (the subscription ends, the connection may stay). */
+  leaveShared?(sub: StreamSubscription): void;
   /** Too many live rounds held while catching up: end the stream as slow. */
   overflow(sub: StreamSubscription): void;
   /** The catch-up could not read the log: end the stream so that the client retries from its position. */
@@ -88,8 +106,10 @@ export class StreamSubscription implements Subscription, LifecycleSubscription {
   readonly tracker: PositionTracker;
   private pending: Delivery[] | null = [];
   private closed = false;
-  private unsubscribe: () => void = () => {};
-  private unsubscribeLifecycle: () => void = () => {};
+  /** The hub, once the subscription has joined its shared topic (see joinShared). */
+  private sharedHub: FanOutHub | undefined;
+  private unsubscribe: () => void = nothing;
+  private unsubscribeLifecycle: () => void = nothing;
 
   constructor(
     readonly selection: Selection,
@@ -103,6 +123,24 @@ export class StreamSubscription implements Subscription, LifecycleSubscription {
   /** True once live (the catch-up is over). */
   get live(): boolean {
     return this.pending === null && !this.closed;
+  }
+
+  /** True once its live rounds come through the server's own fan-out (StreamSink.joinShared). */
+  get shared(): boolean {
+    return this.sharedHub !== undefined;
+  }
+
+  /**
+   * The subscription's position now. On a shared topic it has been given every round the hub
+   * published for its selection since it joined, so the hub's latest rounds bring the tracker up
+   * to date first.
+   */
+  positionText(): string {
+    const hub = this.sharedHub;
+    if (hub && !this.closed)
+      for (const d of hub.latest(this.selection))
+        this.tracker.observe(d.round.game_slug, d.round.round_id, d.appendedAt);
+    return this.tracker.text();
   }
 
   deliver(d: Delivery): void {
@@ -124,8 +162,9 @@ export class StreamSubscription implements Subscription, LifecycleSubscription {
     this.sink.lifecycle?.(u, envelopes, this);
   }
 
-  /** Leaves the hub; nothing more is written. Idempotent. */
+  /** Leaves the hub (or its shared topic); nothing more is written. Idempotent. */
   close(): void {
+    if (this.sharedHub && !this.closed) this.sink.leaveShared?.(this);
     this.closed = true;
     this.pending = null;
     this.unsubscribe();
@@ -206,8 +245,13 @@ export class StreamSubscription implements Subscription, LifecycleSubscription {
       if (this.tracker.observe(d.round.game_slug, d.round.round_id, d.appendedAt))
         this.sink.round(d, 'live', this);
     }
-    if (!opts.lifecycle || this.closed) return;
-    this.unsubscribeLifecycle = host.hub.subscribeLifecycle(this);
+    if (this.closed || this.sink.gone()) return;
+    if (this.sink.joinShared?.(this, opts.lifecycle)) {
+      this.sharedHub = host.hub;
+      this.unsubscribe();
+      this.unsubscribe = nothing;
+    } else if (opts.lifecycle) this.unsubscribeLifecycle = host.hub.subscribeLifecycle(this);
+    if (!opts.lifecycle) return;
     for (const u of host.hub.currentPhases(this.selection))
       this.sink.lifecycle?.(u, new Envelopes(u, (s) => host.hub.position(s)), this);
   }

@@ -103,7 +103,7 @@ export async function admit(
 export function createHandlers(deps: HandlerDeps): UntypedServiceImplementation {
   const { hub, sql, logger } = deps;
   const subscribers = deps.metrics.subscribers.labels(PROTOCOL);
-  const delivered = deps.metrics.deliveries.labels(PROTOCOL);
+  const delivered = deps.metrics.deliveryCount(PROTOCOL);
   const slowCloses = deps.metrics.slowCloses.labels(PROTOCOL);
 
   const fail = (err: unknown) => {
@@ -171,7 +171,7 @@ export function createHandlers(deps: HandlerDeps): UntypedServiceImplementation 
         selection,
         filter,
         maxBufferBytes: deps.maxBufferBytes,
-        onDelivered: () => delivered.inc(),
+        onDelivered: () => delivered.add(),
         onOverflow: (pendingBytes) => {
           slowCloses.inc();
           log.warn({ pendingBytes, limit: deps.maxBufferBytes }, 'slow gRPC subscriber ended');

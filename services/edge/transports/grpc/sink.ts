@@ -27,16 +27,19 @@ import { encodedRound, type GrpcStreamSubscription } from './stream.ts';
 /** Which messages a call gets. */
 export type GrpcWireForm = 'rounds' | 'positioned-rounds' | 'events';
 
-/** Bytes of live rounds per delivery, by wire form and selection (shared by every stream). */
-const live = new WeakMap<Delivery, Map<string, Buffer>>();
+/** Bytes of live rounds per delivery, by wire form, then selection (shared by every stream). */
+const live = {
+  'positioned-rounds': new WeakMap<Delivery, Map<string, Buffer>>(),
+  events: new WeakMap<Delivery, Map<string, Buffer>>(),
+};
 
-function liveBytes(d: Delivery, selection: Selection, form: GrpcWireForm): Buffer {
-  let m = live.get(d);
+function liveBytes(d: Delivery, selection: Selection, form: 'positioned-rounds' | 'events'): Buffer {
+  let m = live[form].get(d);
   if (!m) {
     m = new Map();
-    live.set(d, m);
+    live[form].set(d, m);
   }
-  const key = `${form}|${selectionKey(selection)}`;
+  const key = selectionKey(selection);
   let b = m.get(key);
   if (!b) {
     const position = d.position(selection);

@@ -73,6 +73,11 @@ export class GrpcStreamSubscription implements Subscription {
   readonly selection: Selection;
   private pending = 0;
   private closed = false;
+  /** Sizes of the writes not yet flushed, oldest first (grpc-js calls back in write order). */
+  private readonly unflushed: number[] = [];
+  private readonly flushed = () => {
+    this.pending -= this.unflushed.shift() ?? 0;
+  };
 
   constructor(
     private readonly call: StreamCall,
@@ -105,9 +110,8 @@ export class GrpcStreamSubscription implements Subscription {
     if (this.closed) return;
     const size = buf.length + FRAME_PREFIX_BYTES;
     this.pending += size;
-    this.call.write(buf, () => {
-      this.pending -= size;
-    });
+    this.unflushed.push(size);
+    this.call.write(buf, this.flushed);
     if (round) this.opts.onDelivered();
     if (this.pending > this.opts.maxBufferBytes) this.overflow();
   }

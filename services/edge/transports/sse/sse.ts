@@ -119,7 +119,7 @@ export function createSseTransport(): Transport {
       const { config, metrics, core } = ctx;
       const log = ctx.logger.child({ component: 'edge-sse' });
       const gauge = metrics.subscribers.labels('sse');
-      const delivered = metrics.deliveries.labels('sse');
+      const delivered = metrics.deliveryCount('sse');
       const slow = metrics.slowCloses.labels('sse');
       accepting = true;
       const shuttingDown = (reply: FastifyReply) =>
@@ -181,7 +181,7 @@ export function createSseTransport(): Transport {
         const sink = new SseSink(session, reply.raw, {
           limitBytes: config.edge.sseMaxBufferBytes,
           announceRecovery: opts.envelope,
-          onDelivered: () => delivered.inc(),
+          onDelivered: () => delivered.add(),
           onSlow: (buffered) => {
             slow.inc();
             log.warn({ selection: label, buffered }, 'slow consumer closed');

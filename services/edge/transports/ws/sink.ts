@@ -3,12 +3,18 @@
  * message. Without the envelope opt-in a frame is a round in the seed's stream form and nothing
  * else is ever sent; with it, every message is an envelope (lib/stream/envelope.ts). A live round's
  * frame text is built once per selection and shared by every socket (Delivery.envelope).
+ *
+ * Once live, the subscription joins its uWebSockets.js topic (lib/stream/shared.ts: the stream
+ * form or the envelope of its selection, plus its lifecycle envelopes when asked), and uWS's C++
+ * writes each live round to every socket of the topic; `round` then only sees catch-up, held and
+ * `latest` rounds.
  */
 import type { RecoveredInfo } from '../../../../lib/stream/envelope.ts';
 import { recoveredEnvelope, roundEnvelope } from '../../../../lib/stream/envelope.ts';
 import type { Delivery, LifecycleEnvelopes } from '../../../../lib/stream/hub.ts';
 import type { LifecycleUpdate } from '../../../../lib/stream/lifecycle.ts';
 import { selectionLabel } from '../../../../lib/stream/selection.ts';
+import { type SharedTopics, topicOf } from '../../../../lib/stream/shared.ts';
 import type { RoundKind, StreamSink, StreamSubscription } from '../../../../lib/stream/subscriber.ts';
 
 /** What a sink needs of its socket (ws.ts). */
@@ -26,6 +32,14 @@ export interface WsLink {
   closeSlow(): void;
   /** A subscription's catch-up could not read the log. */
   resumeFailed(sub: StreamSubscription, err: Error): void;
+  /** The transport's topics. */
+  readonly topics: SharedTopics;
+  /** Subscribes the socket to `topic`; false when it is closed. */
+  join(topic: string): boolean;
+  /** Unsubscribes the socket from `topic` (nothing when closed). */
+  leave(topic: string): void;
+  /** The subscription is on its topic (called once, after joinShared succeeded). */
+  joined(): void;
 }
 
 export class WsSink implements StreamSink {
@@ -54,6 +68,19 @@ export class WsSink implements StreamSink {
   recovered(info: RecoveredInfo, sub: StreamSubscription): void {
     if (this.envelope)
       this.link.send(recoveredEnvelope(selectionLabel(sub.selection), sub.tracker.text(), info));
+  }
+
+  joinShared(sub: StreamSubscription, lifecycle: boolean): boolean {
+    const { topics } = this.link;
+    if (!this.link.join(topics.topic(sub.selection, this.envelope ? 'envelope' : 'json'))) return false;
+    if (lifecycle) this.link.join(topics.topic(sub.selection, 'lifecycle'));
+    this.link.joined();
+    return true;
+  }
+
+  leaveShared(sub: StreamSubscription): void {
+    this.link.leave(topicOf(sub.selection, this.envelope ? 'envelope' : 'json'));
+    this.link.leave(topicOf(sub.selection, 'lifecycle'));
   }
 
   blocked(): boolean {

@@ -115,6 +115,38 @@ describe('WebSocket transport (real broker)', () => {
     for (const x of [crash, multiplier, color]) x.ws.close();
   });
 
+  it('counts a round published to a topic once per socket it reached', async () => {
+    const clients = await Promise.all([1, 2, 3].map(() => connect(edge, '/ws/type/trending')));
+    const before = await metricValue(edge, 'edge_deliveries_total', { protocol: 'ws' });
+    await log.append([next('wall-street')]);
+    await until(() => clients.every((c) => c.frames.length === 1), 10_000, 'one round each');
+    expect(await metricValue(edge, 'edge_deliveries_total', { protocol: 'ws' })).toBe(before + 3);
+    for (const c of clients) c.ws.close();
+  });
+
+  it('resumes while rounds keep coming: the missed ones, then live, each once and in order', async () => {
+    const live = await connect(edge, '/ws/double');
+    const first = [next('double'), next('double')];
+    await log.append(first);
+    await until(() => live.frames.length === 2, 10_000, 'first rounds');
+    const [seen] = parse(live.frames);
+    const since = `t=${seen?.timestamp};double=${seen?.round_id}`;
+    const later = Array.from({ length: 30 }, () => next('double'));
+    // Appends go on while the resumed socket catches up and switches to its topic.
+    const appending = (async () => {
+      for (const r of later) await log.append([r]);
+    })();
+    const resumed = await connect(edge, `/ws/double?since=${encodeURIComponent(since)}`);
+    await appending;
+    const want = [first[1], ...later].map((r) => r?.round_id);
+    await until(() => resumed.frames.length >= want.length, 10_000, 'every round after the position');
+    await log.append([next('crash')]); // a round elsewhere: time for a stray repeat to show
+    await until(() => live.frames.length === 32, 10_000, 'live got them all');
+    expect(parse(resumed.frames).map((r) => r.round_id)).toEqual(want);
+    live.ws.close();
+    resumed.ws.close();
+  });
+
   it('skips an undecodable record (counted) and goes on delivering', async () => {
     const c = await connect(edge, '/ws/crash');
     const skipped = await metricValue(edge, 'edge_undecodable_records_total');

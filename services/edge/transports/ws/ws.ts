@@ -26,29 +26,28 @@
  * - Without envelopes, client messages are ignored (the protocol has none); a frame over
  *   `MAX_PAYLOAD_BYTES` closes the socket with 1009, one over 64 KiB is not read at all (uWS drops
  *   the connection, 1006). Neither affects other subscribers.
- * - Backpressure: a socket whose unsent bytes pass `config.edge.wsMaxBufferBytes` is closed with
- *   1008 "slow consumer" and counted; a catch-up pauses from half of it.
+ * - Fan-out (issue 14 item 3): a live subscription is on a uWS topic of its selection and wire
+ *   form (lib/stream/shared.ts), so a round is one `app.publish` per topic, written to every socket
+ *   by uWS's C++, a burst corked into one write per socket; catch-ups, `latest` rounds and other
+ *   per-subscriber messages are sends of their own (subscriber.ts orders the switch).
+ * - Backpressure: a socket whose unsent bytes pass `config.edge.wsMaxBufferBytes` gets nothing more,
+ *   is counted and closed with 1008 "slow consumer" (connection.ts); a catch-up pauses from half of it.
  * - Shutdown: the listener closes first, then sockets get 1001 spread over the drain window.
  */
 
-import type { Principal } from '../../../../lib/auth/verifier.ts';
 import { HTTP_ERROR } from '../../../../lib/stream/access.ts';
 import { closeSpread } from '../../../../lib/stream/drain.ts';
 import { heartbeatEnvelope } from '../../../../lib/stream/envelope.ts';
-import type { Selection } from '../../../../lib/stream/hub.ts';
 import { ConnectionSubscriptions } from '../../../../lib/stream/multiplex.ts';
-import {
-  parseStreamOptions,
-  queryOf,
-  refusedPositionText,
-  type StreamOptions,
-} from '../../../../lib/stream/options.ts';
+import { parseStreamOptions, queryOf, refusedPositionText } from '../../../../lib/stream/options.ts';
 import type { ResumeDecision } from '../../../../lib/stream/resume.ts';
-import { selectionLabel } from '../../../../lib/stream/selection.ts';
+import { SharedTopics } from '../../../../lib/stream/shared.ts';
 import type { EdgeContext, Transport } from '../transport.ts';
+import { type SocketData, WsConnection, type WsShared } from './connection.ts';
 import { pathSelection, reject, writeResumeHeaders } from './http.ts';
-import { WsSink } from './sink.ts';
 import { loadNativeUws, type Uws } from './uws.ts';
+
+export { RESUME_FAILED_CLOSE, SLOW_CLOSE } from './connection.ts';
 
 /** Largest client frame read, bytes: a command is small; without envelopes frames are ignored. */
 export const MAX_PAYLOAD_BYTES = 1024;
@@ -56,28 +55,10 @@ export const MAX_PAYLOAD_BYTES = 1024;
 const HARD_PAYLOAD_LIMIT_BYTES = 64 * 1024;
 /** Close for a client frame over `MAX_PAYLOAD_BYTES` (RFC 6455 §7.4.1 "message too big"). */
 export const TOO_BIG_CLOSE = { code: 1009, reason: 'client messages are not expected' } as const;
-/** Close code and reason for a subscriber over the buffer limit (RFC 6455 §7.4.1: policy). */
-export const SLOW_CLOSE = { code: 1008, reason: 'slow consumer' } as const;
 /** Close when the key the socket authenticated with is revoked or deleted (RFC 6455 §7.4.1: policy). */
 export const REVOKED_CLOSE = { code: 1008, reason: 'credential revoked' } as const;
 /** Close code and reason at shutdown (RFC 6455 "going away"; seed 000 lists 1001 for restarts). */
 export const DRAIN_CLOSE = { code: 1001, reason: 'server shutting down' } as const;
-/** Close when a resume could not read the log (RFC 6455 §7.4.1: server error; the client retries). */
-export const RESUME_FAILED_CLOSE = { code: 1011, reason: 'resume failed' } as const;
-
-interface SocketData {
-  /** The subscription the path names; undefined for `/ws/` (envelope commands only). */
-  readonly selection: Selection | undefined;
-  readonly options: StreamOptions;
-  /** The path subscription's resume decision (made before the upgrade). */
-  readonly decision: Exclude<ResumeDecision, { kind: 'refused' }>;
-  /** The first requested subprotocol (the token, once access control checks it); '' when none. */
-  readonly protocol: string;
-  readonly principal: Principal | undefined;
-  closed: boolean;
-  subs?: ConnectionSubscriptions;
-  untrack?: () => void;
-}
 
 /**
  * The WebSocket transport; its port is known after `start`.
@@ -90,6 +71,7 @@ export function createWsTransport(): Transport {
   let port: number | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
   let accepting = false;
+  let topics: SharedTopics | undefined;
   const open = new Set<Uws.WebSocket<SocketData>>();
 
   return {
@@ -98,44 +80,38 @@ export function createWsTransport(): Transport {
       return port;
     },
     async start(ctx: EdgeContext) {
-      const { config, metrics } = ctx;
+      const { config, metrics, core } = ctx;
       const log = ctx.logger.child({ component: 'edge-ws' });
       const limit = config.edge.wsMaxBufferBytes;
       const subscribers = metrics.subscribers.labels('ws');
-      const delivered = metrics.deliveries.labels('ws');
-      const slow = metrics.slowCloses.labels('ws');
       const a = uws.App();
       app = a;
-
-      const { core } = ctx;
-      const envelopeSockets = new Set<Uws.WebSocket<SocketData>>();
-
-      const closeSlow = (ws: Uws.WebSocket<SocketData>) => {
-        const data = ws.getUserData();
-        if (data.closed) return;
-        slow.inc();
-        log.warn(
-          { selection: data.selection && selectionLabel(data.selection), buffered: ws.getBufferedAmount() },
-          'slow consumer closed',
-        );
-        ws.end(SLOW_CLOSE.code, SLOW_CLOSE.reason);
+      const delivered = metrics.deliveryCount('ws');
+      topics = new SharedTopics(
+        core.hub,
+        { publish: (t, text) => a.publish(t, text, false), members: (t) => a.numSubscribers(t) },
+        (n) => delivered.add(n),
+      );
+      const shared: WsShared = {
+        core,
+        topics,
+        limit,
+        delivered,
+        slowCloses: metrics.slowCloses.labels('ws'),
+        log,
       };
-
-      const sendTo = (ws: Uws.WebSocket<SocketData>, text: string) => {
-        if (ws.getUserData().closed) return;
-        if (ws.getBufferedAmount() > limit) return closeSlow(ws);
-        // Corked: this runs from the Kafka callback, outside uWS's own loop.
-        ws.cork(() => ws.send(text, false));
-      };
+      const envelopeSockets = new Set<WsConnection>();
 
       a.ws<SocketData>('/ws/*', {
         maxPayloadLength: HARD_PAYLOAD_LIMIT_BYTES,
         idleTimeout: config.edge.wsIdleTimeoutS,
         sendPingsAutomatically: true,
-        // Above the edge's own limit (plus one frame of headroom), so uWS never drops a round
-        // silently; should it ever be reached, uWS closes instead of dropping.
-        maxBackpressure: limit + 256 * 1024,
-        closeOnBackpressureLimit: true,
+        // The edge's own limit: uWS checks it on every topic publish and reports a dropped
+        // message, which makes the socket slow (connection.ts).
+        maxBackpressure: limit,
+        closeOnBackpressureLimit: false,
+        dropped: (ws) => ws.getUserData().conn?.slowDown(true),
+        drain: (ws) => ws.getUserData().conn?.drained(),
         upgrade: (res, req, context) => {
           // uWS's request object is only valid until this handler returns: copy what is needed.
           const url = req.getUrl();
@@ -193,6 +169,10 @@ export function createWsTransport(): Transport {
                 protocol,
                 principal: v.principal,
                 closed: false,
+                slow: false,
+                // Declared here, so the object keeps them in place (no property array per socket).
+                conn: undefined,
+                untrack: undefined,
               };
               res.cork(() => {
                 writeResumeHeaders(res, options.since, decision);
@@ -206,51 +186,23 @@ export function createWsTransport(): Transport {
           );
         },
         open: (ws) => {
-          const data = ws.getUserData();
-          data.untrack = ctx.access.track(
-            data.principal,
-            () => {
-              if (!data.closed) ws.end(REVOKED_CLOSE.code, REVOKED_CLOSE.reason);
-            },
-            'ws',
-          );
+          const conn = new WsConnection(ws, shared);
+          const { data } = conn;
+          data.conn = conn;
+          if (data.principal)
+            data.untrack = ctx.access.track(
+              data.principal,
+              () => {
+                if (!data.closed) ws.end(REVOKED_CLOSE.code, REVOKED_CLOSE.reason);
+              },
+              'ws',
+            );
           open.add(ws);
           subscribers.inc();
-          const { envelope } = data.options;
-          const subs: ConnectionSubscriptions = new ConnectionSubscriptions({
-            core,
-            protocol: 'ws',
-            principal: data.principal,
-            send: (text) => sendTo(ws, text),
-            sink: () =>
-              new WsSink(
-                {
-                  send: (text) => sendTo(ws, text),
-                  delivered: () => delivered.inc(),
-                  cork: (run) => {
-                    if (data.closed) run();
-                    else ws.cork(run);
-                  },
-                  buffered: () => (data.closed ? 0 : ws.getBufferedAmount()),
-                  get closed() {
-                    return data.closed;
-                  },
-                  closeSlow: () => closeSlow(ws),
-                  resumeFailed: (sub, err) => {
-                    log.warn({ selection: selectionLabel(sub.selection), err: err.message }, 'resume failed');
-                    if (envelope)
-                      subs.drop(sub, 503, 'Resume failed: the log cannot be read now; subscribe again');
-                    else if (!data.closed) ws.end(RESUME_FAILED_CLOSE.code, RESUME_FAILED_CLOSE.reason);
-                  },
-                },
-                envelope,
-                limit / 2,
-              ),
-          });
-          data.subs = subs;
-          if (envelope) envelopeSockets.add(ws);
+          conn.subs = new ConnectionSubscriptions(conn);
+          if (data.options.envelope) envelopeSockets.add(conn);
           if (data.selection)
-            subs.adopt(data.selection, data.decision, {
+            conn.subs.adopt(data.selection, data.decision, {
               latest: data.options.latest,
               lifecycle: data.options.lifecycle,
             });
@@ -259,23 +211,23 @@ export function createWsTransport(): Transport {
           // Without envelopes the stream protocol has no client messages (issue 3 "Bad input"):
           // small ones are ignored; larger ones end the connection with a defined code.
           if (message.byteLength > MAX_PAYLOAD_BYTES) return ws.end(TOO_BIG_CLOSE.code, TOO_BIG_CLOSE.reason);
-          const data = ws.getUserData();
+          const { conn } = ws.getUserData();
           // The message's memory is only valid during this call: decode it now.
-          if (data.options.envelope) void data.subs?.command(Buffer.from(message).toString('utf8'));
+          if (conn?.data.options.envelope) void conn.subs?.command(Buffer.from(message).toString('utf8'));
         },
         close: (ws) => {
           const data = ws.getUserData();
           data.closed = true;
-          data.subs?.closeAll();
+          data.conn?.subs?.closeAll();
           data.untrack?.();
-          envelopeSockets.delete(ws);
+          if (data.conn) envelopeSockets.delete(data.conn);
           if (open.delete(ws)) subscribers.dec();
         },
       });
       heartbeat = setInterval(() => {
-        for (const ws of envelopeSockets) {
-          for (const [name, sub] of ws.getUserData().subs?.entries() ?? [])
-            if (sub.live) sendTo(ws, heartbeatEnvelope(name, sub.tracker.text()));
+        for (const conn of envelopeSockets) {
+          for (const [name, sub] of conn.subs?.entries() ?? [])
+            if (sub.live) conn.send(heartbeatEnvelope(name, sub.positionText()));
         }
       }, config.edge.sseHeartbeatMs);
       heartbeat.unref();
@@ -310,6 +262,8 @@ export function createWsTransport(): Transport {
       // `close` exists in this build but is missing from its type declarations.
       (app as Uws.TemplatedApp & { close(): void }).close();
       app = undefined;
+      topics?.close();
+      topics = undefined;
     },
   };
 }
