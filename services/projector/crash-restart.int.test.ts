@@ -1,7 +1,9 @@
 /**
  * Crash safety of the projector process (`tsx services/projector/main.ts`): SIGKILL it twice in the
- * middle of a 20 000-record replay, start it again, and the read model ends with every round
- * exactly once and the checkpoints at the high-water marks.
+ * middle of a 60 000-record replay, start it again, and the read model ends with every round
+ * exactly once and the checkpoints at the high-water marks. A fetch brings about 5,000 rounds of a
+ * partition (1 MiB), and the projector writes a fetch in one go, so each partition holds several
+ * fetches: a kill right after a run's first write leaves records to project.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOffsets } from '../../lib/log/kafka.ts';
@@ -16,7 +18,7 @@ import {
   type TestEnv,
 } from '../../tests/support/projector.ts';
 
-const PER_GAME = 5000;
+const PER_GAME = 15_000;
 const TOTAL = PER_GAME * 4;
 let e: TestEnv;
 let child: Service | undefined;
