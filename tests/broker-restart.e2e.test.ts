@@ -9,10 +9,10 @@ import { createHash } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafka, partitionOffsets, readRange } from '../lib/log/kafka.ts';
-import { decodeRound } from '../lib/log/rounds-codec.ts';
+import { decodeRoundEvent } from '../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
-import type { RoundFinished } from '../rules/rounds/round.ts';
+import type { RoundEvent, RoundFinished } from '../rules/rounds/round.ts';
 import { type Config, loadConfig } from './support/config.ts';
 import { waitFor } from './support/poll.ts';
 import { type PrivateKafka, startPrivateKafka } from './support/private-infra.ts';
@@ -76,11 +76,17 @@ describe('round engine across a broker restart', () => {
     expect(await engine.stop('SIGTERM')).toBe(0);
 
     const offsets = await partitionOffsets(kafka, topic);
-    const rounds: RoundFinished[] = [];
+    const events: RoundEvent[] = [];
     await readRange(kafka, topic, new Map([...offsets].map(([p, o]) => [p, o.low])), (r) => {
-      rounds.push(decodeRound(r.message.value));
+      events.push(decodeRoundEvent(r.message.value));
     });
-    expect(rounds.length).toBe(await appended());
+    expect(events.length).toBe(await appended()); // every record decodes
+    // Each round's lifecycle events (issue 11) are in the log once, like the round itself.
+    for (const type of ['RoundOpened', 'BettingClosed'] as const) {
+      const keys = events.filter((e) => e.type === type).map((e) => `${e.game_slug}:${e.round_id}`);
+      expect(new Set(keys).size).toBe(keys.length);
+    }
+    const rounds = events.filter((e): e is RoundFinished => e.type === 'RoundFinished');
     const byGame = new Map<string, RoundFinished[]>();
     for (const r of rounds) byGame.set(r.game_slug, [...(byGame.get(r.game_slug) ?? []), r]);
     expect([...byGame.keys()].sort()).toEqual(['crash', 'double', 'slot', 'wall-street']);
