@@ -138,11 +138,19 @@ export function registerContract(app: FastifyInstance): void {
     known.set(route.url, entry);
   });
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    // Unknown routes, and GETs that only the static pages' wildcard caught.
-    if (!req.is404 && req.routeOptions.url !== '/*') return;
     const path = req.url.split('?')[0] ?? '';
-    const allowed = new Set<string>();
-    for (const { re, methods } of known.values()) if (re.test(path)) for (const m of methods) allowed.add(m);
+    // A path that is a static route of its own belongs to it, even where a parametric route of
+    // another method also matches it (GET /admin/wallet/callbacks/redrive is not a tx_id).
+    const owner = req.routeOptions.url === path ? undefined : known.get(path.replace(/(.)\/$/, '$1'));
+    let allowed: Set<string>;
+    if (owner && !path.includes(':') && !owner.methods.has(req.method)) allowed = new Set(owner.methods);
+    else {
+      // Unknown routes, and GETs that only the static pages' wildcard caught.
+      if (!req.is404 && req.routeOptions.url !== '/*') return;
+      allowed = new Set<string>();
+      for (const { re, methods } of known.values())
+        if (re.test(path)) for (const m of methods) allowed.add(m);
+    }
     if (allowed.size === 0 || allowed.has(req.method)) return;
     allowed.add('OPTIONS');
     const allow = [...allowed].sort().join(', ');

@@ -9,8 +9,10 @@
  * operations touch only keys and operators the run created itself (tests/contract/st_hooks.py);
  * afterwards the test's own admin key and operator must still work.
  *
- * The stack: the API, the round engine (so rounds open and finish: bets, the current round) and the
- * projector (read models), as processes on free ports in a namespace and schema of their own.
+ * The stack: the API, the round engine (so rounds open and finish: bets, the current round), the
+ * projector (read models) and the operator sandbox as the test operator's wallet (its readiness
+ * probe must pass, or every real-money session is 503 OPERATOR_NOT_READY: issue 17 item 2), as
+ * processes on free ports in a namespace and schemas of their own.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -36,6 +38,7 @@ let tmp = '';
 const services: Service[] = [];
 const admin = `sk_live_${randomBytes(32).toString('hex')}`;
 const creds = { key: '', operator: '', operatorId: '', player: '' };
+const id = randomBytes(4).toString('hex');
 
 async function call(method: string, path: string, headers: Record<string, string>, body?: unknown) {
   const res = await fetch(`${base}${path}`, {
@@ -48,9 +51,8 @@ async function call(method: string, path: string, headers: Record<string, string
 
 beforeAll(async () => {
   if (!existsSync(ST)) throw new Error(`${ST} missing: run bash scripts/ensure-test-tools.sh`);
-  const id = randomBytes(4).toString('hex');
   tmp = mkdtempSync(join(tmpdir(), 'contract-'));
-  const [api, engine] = [await freePort(), await freePort()];
+  const [api, engine, sandbox] = [await freePort(), await freePort(), await freePort()];
   env = {
     TOPIC_NAMESPACE: `t-contract-${id}-`,
     DATABASE_SCHEMA: `t_contract_${id}`,
@@ -95,6 +97,8 @@ beforeAll(async () => {
     {
       name: 'schemathesis',
       scopes: all.map((s) => s.name),
+      // The fuzzer sends thousands of requests a minute with this key (the default is 1,000).
+      rate_limit: 1_000_000,
     },
   );
   if (key.status !== 201) throw new Error(`key: ${key.status} ${JSON.stringify(key.body)}`);
@@ -106,11 +110,24 @@ beforeAll(async () => {
     {
       name: 'contract',
       callback_form: 'A',
-      base_url: 'http://127.0.0.1:9',
+      base_url: `http://127.0.0.1:${sandbox}`,
     },
   );
   creds.operator = op.body.api_token as string;
   creds.operatorId = op.body.operator_id as string;
+  // Its wallet: the sandbox, signing with the secret the API just made; then probed again.
+  services.push(
+    startService('services/operator-sandbox/main.ts', {
+      ...env,
+      SANDBOX_PORT: String(sandbox),
+      SANDBOX_SIGNING_SECRET: op.body.signing_secret as string,
+      SANDBOX_DB_SCHEMA: `t_contract_sbx_${id}`,
+    }),
+  );
+  await waitReady(`http://127.0.0.1:${sandbox}/ready`, 60_000);
+  const probe = await call('POST', `/admin/operators/${creds.operatorId}/probe`, { 'x-api-key': admin });
+  if ((probe.body.readiness as { ready?: boolean } | undefined)?.ready !== true)
+    throw new Error(`the test operator is not ready: ${JSON.stringify(probe.body)}`);
   const access = await call(
     'POST',
     '/games/request-access',
@@ -132,6 +149,7 @@ afterAll(async () => {
   if (!config) return;
   const sql = createSql(config, { max: 1 });
   await sql.unsafe(`drop schema if exists "${config.db.schema}" cascade`).catch(() => {});
+  await sql.unsafe(`drop schema if exists "t_contract_sbx_${id}" cascade`).catch(() => {});
   await sql.end({ timeout: 5 });
   const kafka = createKafka(config, 'contract-cleanup', createLogger('test', 'error'));
   const admin = kafka.admin();
@@ -147,12 +165,16 @@ const POSITIVE = ['2xx', '3xx', '401', '403', '404', '409', '429', '5xx'];
 /**
  * Operations with a rule relative to the clock or across fields, which JSON Schema (OpenAPI 3.0)
  * cannot state: free bets must expire in the future; an operator's retry policy needs
- * maxTimeoutMs ≥ minTimeoutMs; an amount may have at most its currency's exponent of decimals
- * (issue 12: USD 2, JPY 0, BTC 8), the currency being another field.
+ * maxTimeoutMs ≥ minTimeoutMs (on create and change); an amount may have at most its currency's
+ * exponent of decimals (issue 12: USD 2, JPY 0, BTC 8), the currency being another field; a
+ * callback range's `to` may not be before its `from`, and a re-drive names its callbacks one way.
  */
 const SEMANTIC_RULES: readonly [string, string][] = [
   ['POST', '/games/free-bets'],
   ['POST', '/admin/operators'],
+  ['PATCH', '/admin/operators/{id}'],
+  ['GET', '/admin/wallet/callbacks'],
+  ['POST', '/admin/wallet/callbacks/redrive'],
   ['POST', '/games/request-access'],
   // The selection's shape depends on the session's game, the amount's precision on its currency.
   ['POST', '/play/bets'],
@@ -228,8 +250,13 @@ describe('the API contract (/openapi.json) under schemathesis', () => {
     expect(code, out.slice(-20_000)).toBe(0);
     expect(Number(cases)).toBeGreaterThan(1000);
     // What the run did not create is intact: the test's admin key and operator still work.
-    expect((await call('GET', '/api/auth/keys', { 'x-api-key': admin })).status).toBe(200);
-    expect((await call('GET', '/api/auth/keys', { 'x-api-key': creds.key })).status).toBe(200);
-    expect((await call('GET', '/games', { authorization: `Bearer ${creds.operator}` })).status).toBe(200);
+    for (const [path, headers] of [
+      ['/api/auth/keys', { 'x-api-key': admin }],
+      ['/api/auth/keys', { 'x-api-key': creds.key }],
+      ['/games', { authorization: `Bearer ${creds.operator}` }],
+    ] as const) {
+      const r = await call('GET', path, headers);
+      expect(r.status, `${path}: ${JSON.stringify(r.body)}`).toBe(200);
+    }
   }, 660_000);
 });

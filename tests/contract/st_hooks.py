@@ -1,7 +1,8 @@
 """Schemathesis hooks of the API contract test (tests/contract/schemathesis.e2e.test.ts).
 
 Destructive admin operations only ever touch what this run created itself: a revoke or delete of
-an API key, or the disabling of an operator, whose id names an existing resource this run did not
+an API key, or a change or delete of an operator (a change of its URL would make the test's
+operator fail its readiness probe, and its sessions then 503), whose id names an existing resource this run did not
 create (the test's own admin key and operator, learnt from list responses) is sent for one this
 run created instead, or for an id that cannot exist. Malformed ids pass unchanged: they cannot
 name anything, and the server's answer to them is part of the contract.
@@ -20,6 +21,8 @@ DESTRUCTIVE = {
     ("POST", "/api/auth/keys/{id}/revoke"): ("key", KEY_ID),
     ("DELETE", "/api/auth/keys/{id}"): ("key", KEY_ID),
     ("DELETE", "/admin/operators/{id}"): ("operator", OPERATOR_ID),
+    ("PATCH", "/admin/operators/{id}"): ("operator", OPERATOR_ID),
+    ("POST", "/admin/operators/{id}/probe"): ("operator", OPERATOR_ID),
 }
 
 

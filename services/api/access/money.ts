@@ -41,7 +41,8 @@ export function minorOf(currencies: Currencies, amount: number, code: string, fi
     const whole = Math.round(scaled);
     if (Math.abs(scaled - whole) < NOISE && Number.isSafeInteger(whole)) minor = whole;
   }
-  if (minor === undefined) {
+  if (minor === undefined || (minor === 0 && amount > 0)) {
+    // A positive amount below half a minor unit (5e-324) is within NOISE of 0: not a whole unit.
     const e = currencies.exponentOf(code);
     throw new InvalidInputError(
       'INVALID_INPUT',

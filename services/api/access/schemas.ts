@@ -64,7 +64,7 @@ const operatorView = closed(
     timeout_ms: int,
     retry_policy: {
       description:
-        'The retry schedule of wins, rollbacks and round closes ({delaysMs, jitter}), or the exponential shape ({retries, minTimeoutMs, maxTimeoutMs, factor}).',
+        'The retry schedule of wins, rollbacks and round closes ({delaysMs, jitter}), or the exponential shape ({retries, minTimeoutMs, maxTimeoutMs, factor}; maxTimeoutMs below minTimeoutMs is 400).',
       type: 'object',
       additionalProperties: true,
     },

@@ -174,6 +174,21 @@ describe('bad input: 400 naming the field, nothing changed', () => {
   });
 });
 
+describe('ranges and methods', () => {
+  it('from equal to to is an empty range: 200 with no callbacks', async () => {
+    const res = await get(`/admin/wallet/callbacks?status=any&from=${iso(3)}&to=${iso(3)}`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({ callbacks: [] });
+  });
+
+  it('GET of the re-drive path is 405 with Allow, not a tx_id', async () => {
+    const res = await get('/admin/wallet/callbacks/redrive');
+    expect(res.statusCode, res.body).toBe(405);
+    expect(res.headers.allow).toBe('OPTIONS, POST');
+    expect(res.json().status).toBe(405);
+  });
+});
+
 describe('POST /admin/wallet/callbacks/redrive', () => {
   it('a dry run lists what would be re-driven and changes nothing', async () => {
     const before = await stored();

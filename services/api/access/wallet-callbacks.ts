@@ -80,7 +80,11 @@ export const redriveBody = z
 
 const txParams = z.object({ tx_id: txIdText }).strict();
 
-/** The filter of parsed input. @throws InvalidInputError (400) when `to` is not after `from`. */
+/**
+ * The filter of parsed input: `from`/`to` select `updated_at` in [from, to), so `to` equal to
+ * `from` is an empty range (valid, matches nothing).
+ * @throws InvalidInputError (400) when `to` is before `from`.
+ */
 function filterOf(q: {
   status: NonNullable<CallbackFilter['status']>;
   operator_id?: string | undefined;
@@ -93,8 +97,8 @@ function filterOf(q: {
 }): CallbackFilter {
   const from = q.from === undefined ? undefined : Date.parse(q.from);
   const to = q.to === undefined ? undefined : Date.parse(q.to);
-  if (from !== undefined && to !== undefined && to <= from)
-    throw new InvalidInputError('INVALID_INPUT', 'to: must be after from');
+  if (from !== undefined && to !== undefined && to < from)
+    throw new InvalidInputError('INVALID_INPUT', 'to: must not be before from');
   return {
     status: q.status,
     ...(q.operator_id !== undefined ? { operatorId: q.operator_id } : {}),
@@ -157,6 +161,7 @@ export const walletCallbackSchemas = {
   list: {
     tags,
     summary: 'List wallet callbacks (admin): parked and retrying by default, newest change first.',
+    description: 'from and to select updated_at in [from, to); to before from is 400.',
     security: admin,
     querystring: docSchema(callbackQuery),
     response: {
@@ -176,6 +181,8 @@ export const walletCallbackSchemas = {
     tags,
     summary:
       'Re-drive parked or retrying wallet callbacks (admin): due now with a fresh retry schedule; done, skipped and in-flight ones are never touched. Name which (operator_id, user_id, tx_ids, from, to) or send all: true.',
+    description:
+      'Rules across fields, 400 when broken: all excludes the other selectors; without all, at least one selector; a status of done or skipped cannot be re-driven; to before from.',
     security: admin,
     body: docSchema(redriveBody),
     response: {
