@@ -153,8 +153,11 @@ describe('WebSocket transport (real broker)', () => {
     await log.appendGarbage();
     const r = next('crash');
     await log.append([r]);
-    await until(() => c.frames.length === 1, 10_000, 'round after garbage');
-    expect(parse(c.frames)[0]?.round_id).toBe(r.round_id);
+    await until(() => parse(c.frames).some((f) => f.round_id === r.round_id), 10_000, 'round after garbage');
+    // A round of the previous test may still reach the edge after this socket joined: live, so sent.
+    const ids = parse(c.frames).map((f) => f.round_id);
+    expect(ids.at(-1)).toBe(r.round_id);
+    expect(ids.every((id) => id <= r.round_id)).toBe(true);
     expect(await metricValue(edge, 'edge_undecodable_records_total')).toBe(skipped + 1);
     c.ws.close();
   });
