@@ -38,14 +38,19 @@ async function startSaga(extra: Record<string, string> = {}): Promise<Service> {
     WALLET_SAGA_LEASE_MS: '3000',
     ...extra,
   });
-  await waitFor(
-    'saga ready',
-    async () => {
-      const r = await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined);
-      return r?.status === 200 ? true : undefined;
-    },
-    60_000,
-  );
+  try {
+    await waitFor(
+      'saga ready',
+      async () => {
+        const r = await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined);
+        return r?.status === 200 ? true : undefined;
+      },
+      60_000,
+    );
+  } catch (err) {
+    await s.stop('SIGKILL');
+    throw new Error(`${(err as Error).message}\n${s.output().slice(-3000)}`);
+  }
   return s;
 }
 
@@ -154,9 +159,8 @@ it('a bet confirmed on the log just before a SIGKILL is never rolled back when t
 
 it('two instances share the work; SIGKILL of one under load loses and doubles nothing', async () => {
   await saga?.stop('SIGKILL');
-  const a = await startSaga({ WALLET_SAGA_INSTANCE: 'saga-a' });
+  saga = await startSaga({ WALLET_SAGA_INSTANCE: 'saga-a' });
   let b: Service | undefined = await startSaga({ WALLET_SAGA_INSTANCE: 'saga-b' });
-  saga = a;
   try {
     const players = Array.from({ length: 24 }, (_, i) => `pair-${i}`);
     const bets: Array<{ tx: number; bet: Awaited<ReturnType<SagaEnv['session']>> }> = [];

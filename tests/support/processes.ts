@@ -66,6 +66,15 @@ export function startService(
 }
 
 /**
+ * Children still running when this test process exits (a test that failed before its stop, a
+ * worker ended early): killed then, so no service outlives its test file and keeps consuming.
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of running) c.kill('SIGKILL');
+});
+
+/**
  * Starts any `command args` from `cwd` (the repository root by default; e.g. the Deno WebTransport
  * edge) with `env` added to the current environment; output captured as by startService.
  */
@@ -81,6 +90,8 @@ export function startProcess(
     env: { ...process.env, LOG_LEVEL: 'info', API_SOCKET: 'none', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let out = '';
   const onData = (d: Buffer) => {
     out += d.toString();
