@@ -69,7 +69,13 @@ it('gives a rejected free bet back to its grant once, and nothing for other reje
   await c1.start();
   try {
     await env.append(bet, [rejected(500), rejected(508), rejected(500)]);
-    await waitFor('the free bet back', async () => ((await left()) === 2 ? true : undefined), 20_000, 50);
+    // The count comes after the commit (afterCommit), so after the row changes: wait for both.
+    await waitFor(
+      'the free bet back, and counted',
+      async () => ((await left()) === 2 && returned === 1 ? true : undefined),
+      20_000,
+      50,
+    );
   } finally {
     await c1.stop();
   }
@@ -78,7 +84,12 @@ it('gives a rejected free bet back to its grant once, and nothing for other reje
   await c2.start();
   try {
     await env.append(bet, [rejected(504)]);
-    await waitFor('the second one back', async () => ((await left()) === 3 ? true : undefined), 20_000, 50);
+    await waitFor(
+      'the second one back, and counted',
+      async () => ((await left()) === 3 && returned === 2 ? true : undefined),
+      20_000,
+      50,
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(await left()).toBe(3);
   } finally {
