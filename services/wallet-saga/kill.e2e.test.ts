@@ -8,7 +8,7 @@
  * - two instances sharing the work, one SIGKILLed under load: its partitions and its leased
  *   callbacks move to the other, nothing lost or doubled.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { waitFor } from '../../tests/support/poll.ts';
 import { freePort, type Service, startService } from '../../tests/support/processes.ts';
 import { reconcileSaga } from '../../tests/support/wallet-reconcile.ts';
@@ -61,6 +61,12 @@ beforeAll(async () => {
     op.fault(u, 'bet', () => ({ delayMs: 120 }));
     op.fault(u, 'win', () => ({ delayMs: 120 }));
   }
+});
+
+// Each test starts its own instances: the one a test leaves running is stopped before the next.
+afterEach(async () => {
+  await saga?.stop('SIGKILL');
+  saga = undefined;
 });
 
 afterAll(async () => {
