@@ -138,10 +138,13 @@ export function registerContract(app: FastifyInstance): void {
     known.set(route.url, entry);
   });
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    const matched = req.routeOptions.url;
+    // A request a static route answered needs nothing here (the common case: no work per request).
+    if (!req.is404 && matched !== '/*' && !matched?.includes(':')) return;
     const path = req.url.split('?')[0] ?? '';
     // A path that is a static route of its own belongs to it, even where a parametric route of
     // another method also matches it (GET /admin/wallet/callbacks/redrive is not a tx_id).
-    const owner = req.routeOptions.url === path ? undefined : known.get(path.replace(/(.)\/$/, '$1'));
+    const owner = matched === path ? undefined : known.get(path.replace(/(.)\/$/, '$1'));
     let allowed: Set<string>;
     if (owner && !path.includes(':') && !owner.methods.has(req.method)) allowed = new Set(owner.methods);
     else {
