@@ -11,7 +11,9 @@ cd "$ROOT"
 # Node 24 first on PATH for everything below (fetched into .cache/node/ when missing).
 # shellcheck source=scripts/node-env.sh
 source scripts/node-env.sh
-export CI="${CI:-}"
+# Plain text when the output is not a terminal (a CI log, a file): vitest colours its report whenever
+# CI is in the environment, and escape codes in a log get in the way of whoever reads or parses it.
+if [[ ! -t 1 ]]; then export NO_COLOR=1; fi
 export KAFKAJS_NO_PARTITIONER_WARNING=1
 BIN="$ROOT/node_modules/.bin"
 

@@ -1,8 +1,10 @@
 /**
  * The sandbox's ledger in Postgres (migrations/001_ledger.sql). Each money movement is one
- * transaction that first locks the player's account row (select … for update), so two callbacks
- * of one player, including two copies of the same callback sent at once, run one after the other;
- * the second then finds the first's row and answers with its stored response. Quirks (quirks.ts)
+ * transaction that first locks the player's account row (an upsert, which takes the row lock), so
+ * two callbacks of one player, including two copies of the same callback sent at once, run one
+ * after the other; the second then finds the first's row and answers with its stored response.
+ * Round trips are few on purpose (lock with the next id; the idempotency look-up; the rule's
+ * look-ups; balance and movement written in one statement): under load each one waits for a core. Quirks (quirks.ts)
  * switch single rules off, for the conformance kit's tests; each is named where it bites.
  *
  * A free bet's registration (mode "free", amount 0) is booked as a bet that moves no money; its win
@@ -36,12 +38,23 @@ interface TxRow {
   response: string;
 }
 
-async function lockAccount(tx: Tx, userId: string, currency: string, initialMinor: number): Promise<number> {
-  await tx`insert into accounts (user_id, currency, balance_minor) values (${userId}, ${currency}, ${initialMinor})
-           on conflict do nothing`;
-  const [row] = await tx`select balance_minor from accounts
-                         where user_id = ${userId} and currency = ${currency} for update`;
-  return Number(row?.balance_minor);
+/**
+ * Creates the account at first sight and locks it, in one statement: the upsert takes the row lock
+ * (ON CONFLICT DO UPDATE works on the newest committed version, so the balance is current), and
+ * the next operator_tx_id comes with it, taken whether or not a movement is then written (a replay
+ * or a refusal leaves a gap, as a rolled-back transaction does).
+ */
+async function lockAccount(
+  tx: Tx,
+  userId: string,
+  currency: string,
+  initialMinor: number,
+): Promise<{ balance: number; nextId: string }> {
+  const [row] = await tx<{ balance_minor: string; next_id: string }[]>`
+    insert into accounts (user_id, currency, balance_minor) values (${userId}, ${currency}, ${initialMinor})
+    on conflict (user_id, currency) do update set balance_minor = accounts.balance_minor
+    returning balance_minor, nextval(pg_get_serial_sequence('transactions', 'operator_tx_id'))::text as next_id`;
+  return { balance: Number(row?.balance_minor), nextId: String(row?.next_id) };
 }
 
 /**
@@ -161,18 +174,17 @@ async function decide(
   return { delta: bet ? Number(bet.amount_minor) : 0, linked };
 }
 
-/** The next operator_tx_id, taken before the row is written (the answer carries it). */
-async function nextOperatorTxId(tx: Tx): Promise<string> {
-  const [row] = await tx`select nextval(pg_get_serial_sequence('transactions', 'operator_tx_id')) as id`;
-  return String(row?.id);
-}
-
 /**
  * Quirk `debit-duplicates`: a replayed bet debited again under a new operator_tx_id, with no
  * ledger row (the id is taken), as a wallet without an idempotency key would.
  */
-async function debitAgain(tx: Tx, m: Movement, balance: number, money: LedgerMoney): Promise<MovementResult> {
-  const id = await nextOperatorTxId(tx);
+async function debitAgain(
+  tx: Tx,
+  m: Movement,
+  balance: number,
+  id: string,
+  money: LedgerMoney,
+): Promise<MovementResult> {
   const next = balance - m.amountMinor;
   await tx`update accounts set balance_minor = ${next}, updated_at = now()
            where user_id = ${m.userId} and currency = ${m.currency}`;
@@ -193,7 +205,12 @@ async function applyOnce(
 ): Promise<MovementResult> {
   const { quirks } = rules;
   return sql.begin(async (tx) => {
-    const balance = await lockAccount(tx, m.userId, m.currency, money.initialMinor(m.currency));
+    const { balance, nextId: id } = await lockAccount(
+      tx,
+      m.userId,
+      m.currency,
+      money.initialMinor(m.currency),
+    );
     const [seen] = await tx<TxRow[]>`select * from transactions
                                      where kind = ${m.kind} and provider_tx_id = ${m.providerTxId}`;
     if (seen) {
@@ -204,17 +221,19 @@ async function applyOnce(
           `${m.kind} ${m.providerTxId} was already received with a different body`,
         );
       if (same && m.kind === 'bet' && quirks.has('debit-duplicates'))
-        return debitAgain(tx, m, balance, money);
+        return debitAgain(tx, m, balance, id, money);
       return { response: JSON.parse(seen.response) as Record<string, string>, replay: true };
     }
     const d = await decide(tx, m, balance, money, rules);
     if ('stored' in d) return { response: d.stored, replay: true };
-    const id = await nextOperatorTxId(tx);
     const next = balance + d.delta;
-    const response = movementResponse(m, String(id), balance, next, money.currencies);
-    await tx`update accounts set balance_minor = ${next}, updated_at = now()
-             where user_id = ${m.userId} and currency = ${m.currency}`;
-    await tx`insert into transactions (operator_tx_id, kind, provider_tx_id, user_id, currency, linked_tx_id,
+    const response = movementResponse(m, id, balance, next, money.currencies);
+    // The balance and the movement in one statement.
+    await tx`with balance as (
+               update accounts set balance_minor = ${next}, updated_at = now()
+               where user_id = ${m.userId} and currency = ${m.currency}
+             )
+             insert into transactions (operator_tx_id, kind, provider_tx_id, user_id, currency, linked_tx_id,
                amount_minor, delta_minor, round_id, game, mode, body_hash, response)
              values (${id}, ${m.kind}, ${m.providerTxId}, ${m.userId}, ${m.currency}, ${d.linked},
                ${m.amountMinor}, ${d.delta}, ${m.roundId}, ${m.game}, ${m.mode}, ${m.bodyHash},

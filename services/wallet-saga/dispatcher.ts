@@ -12,9 +12,12 @@
  * win or rollback in retry holds nothing back (it sits in the table until its time). A bet
  * callback's answer also moves the operator's circuit breaker (lib/db/operator-breakers.ts).
  *
- * Waking: after each commit that added callbacks (`wake`), after each finished attempt (it may
- * release a player's next debit), and every `pollMs` (retries that came due, other instances'
- * callbacks, leases that ran out).
+ * Batching: the answers that come in while a batch of results is being stored are stored together
+ * in one statement (store.ts finishAttempts), their facts appended together (outbox.ts).
+ *
+ * Waking: after each commit that added callbacks (`wake`), after each stored batch of results (it
+ * may release a player's next debit or a bet's win), when room opens under `maxInFlight`, and
+ * every `pollMs` (retries that came due, other instances' callbacks, leases that ran out).
  */
 
 import { type ProbeTarget, updateBreaker } from '../../lib/db/operator-breakers.ts';
@@ -33,10 +36,11 @@ import type { Outbox } from './outbox.ts';
 import {
   type AttemptRecord,
   extendLease,
-  finishAttempt,
+  finishAttempts,
   type LeasedCallback,
   leaseCallbacks,
   releaseLease,
+  SKIPPED,
 } from './store.ts';
 
 export interface DispatcherDeps {
@@ -76,6 +80,9 @@ export interface Dispatcher {
   /** Resolves when nothing is in flight. */
   idle(): Promise<void>;
 }
+
+/** Most attempts' results stored by one statement. */
+const FINISH_BATCH = 256;
 
 /** Largest body excerpt kept for ops, characters. */
 const EXCERPT = 2000;
@@ -190,16 +197,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         event: { key: walletKey(job.bet), value: encodeEvent(event) },
       };
     } else if (job.kind === 'close' && op.roundClose === 'none') {
-      record = {
-        status: 'skipped',
-        nextAttemptAt: null,
-        answer: null,
-        code: null,
-        error: null,
-        request: null,
-        response: null,
-        event: null,
-      };
+      record = SKIPPED;
     } else {
       let req: CallbackRequest;
       try {
@@ -251,15 +249,57 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     await finish(c, record);
   };
 
-  /** Stores an attempt's result (fenced by the lease) and appends its fact. */
-  const finish = async (c: LeasedCallback, record: AttemptRecord): Promise<void> => {
-    const id = await finishAttempt(sql, deps.owner, c.txId, record, now());
-    if (id === undefined) {
-      log.warn({ txId: c.txId }, 'lease lost before the result was stored; the new holder decides');
-      return;
+  /**
+   * Results waiting to be stored: every result that comes in while a batch is being stored goes in
+   * the next batch (one statement per batch, store.ts finishAttempts), and the table is looked at
+   * again once per stored batch (a stored debit may release its player's next debit and its bet's
+   * win), not once per answer.
+   */
+  interface Finishing {
+    readonly c: LeasedCallback;
+    readonly record: AttemptRecord;
+    readonly stored: () => void;
+    readonly failed: (err: unknown) => void;
+  }
+  const finishQueue: Finishing[] = [];
+  let finishing = false;
+  const drainFinishes = async (): Promise<void> => {
+    finishing = true;
+    try {
+      while (finishQueue.length > 0) {
+        const batch = finishQueue.splice(0, FINISH_BATCH);
+        try {
+          const r = await finishAttempts(
+            sql,
+            deps.owner,
+            batch.map((f) => ({ txId: f.c.txId, record: f.record })),
+            now(),
+          );
+          metrics.finishBatch.observe(batch.length);
+          for (const f of batch) {
+            if (r.held.has(f.c.txId)) continue;
+            log.warn({ txId: f.c.txId }, 'lease lost before the result was stored; the new holder decides');
+          }
+          // The batch's events go to the log together; each attempt ends when they are appended.
+          const appended = deps.outbox.flush(r.outboxIds);
+          appended.catch(() => {});
+          for (const f of batch) appended.then(f.stored, f.failed);
+          wake();
+        } catch (err) {
+          for (const f of batch) f.failed(err);
+        }
+      }
+    } finally {
+      finishing = false;
     }
-    if (id !== null) await deps.outbox.flush([id]);
   };
+
+  /** Stores an attempt's result (fenced by the lease) and appends its fact, batched with others. */
+  const finish = (c: LeasedCallback, record: AttemptRecord): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      finishQueue.push({ c, record, stored: resolve, failed: reject });
+      if (!finishing) void drainFinishes();
+    });
 
   const track = (c: LeasedCallback) => {
     const p = attempt(c)
@@ -270,10 +310,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         await releaseLease(sql, deps.owner, c.txId, now(), now() + 5_000).catch(() => {});
       })
       .finally(() => {
+        const wasFull = running.size >= deps.maxInFlight;
         running.delete(p);
         metrics.inFlight.set(running.size);
         settleIdle();
-        wake();
+        // Stored results wake the table themselves; here only room that opened up does.
+        if (wasFull) wake();
       });
     running.add(p);
     metrics.inFlight.set(running.size);

@@ -23,6 +23,8 @@ export interface SagaMetrics {
   readonly waiting: Gauge<'status'>;
   /** Seconds per HTTP attempt by kind. */
   readonly attemptSeconds: Histogram<'kind'>;
+  /** Attempts' results stored per statement (dispatcher.ts batches them). */
+  readonly finishBatch: Histogram;
   /** Events an invariant kept the process from acting on (rules/wallet/process.ts). */
   readonly violations: Counter;
   /** Breaker state per operator: 1 open, 0 closed. */
@@ -74,6 +76,12 @@ export function createSagaMetrics(registry: Registry = createServiceRegistry('wa
       help: 'Duration of one HTTP callback attempt',
       labelNames: ['kind'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    finishBatch: new Histogram({
+      name: 'wallet_saga_finish_batch_size',
+      help: 'Callback attempt results stored by one statement',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
       registers,
     }),
     violations: new Counter({

@@ -5,7 +5,7 @@
  *   outcome the log already holds, events to append, the checkpoint);
  * - leaseCallbacks: due callbacks for one dispatcher, FOR UPDATE SKIP LOCKED, keeping a
  *   player's debits in order and a bet's other callbacks behind its debit;
- * - finishAttempt: an attempt's result and its event, fenced by the lease.
+ * - finishAttempts: a batch of attempts' results and their events, each fenced by its lease.
  * Times are Unix ms from the caller's clock, so tests can move it.
  */
 import type { CheckpointKey } from '../../lib/db/checkpoints.ts';
@@ -181,40 +181,105 @@ export interface AttemptRecord {
   readonly event: OutboxEntry | null;
 }
 
+/** The result of a round close the operator asked not to get (round_close 'none'): nothing sent. */
+export const SKIPPED: AttemptRecord = {
+  status: 'skipped',
+  nextAttemptAt: null,
+  answer: null,
+  code: null,
+  error: null,
+  request: null,
+  response: null,
+  event: null,
+};
+
+/** An attempt's result for `finishAttempts`: the callback and what its attempt gave. */
+export interface FinishedAttempt {
+  readonly txId: number;
+  readonly record: AttemptRecord;
+}
+
+/** What `finishAttempts` stored. */
+export interface FinishResult {
+  /** The tx ids whose result was stored (their lease still held); the others' lease was lost. */
+  readonly held: ReadonlySet<number>;
+  /** The outbox rows added for the stored results' events, to append after the commit. */
+  readonly outboxIds: readonly bigint[];
+}
+
 /**
- * Stores the result of `owner`'s attempt of `txId` and adds its event to the outbox, as ONE
- * statement, only while `owner` still holds the lease (a dispatcher whose lease ran out and was
- * taken over stores nothing: the new holder's attempt, with the same id, decides).
- * @returns the outbox row's id, null when there was no event, or undefined when the lease was lost.
- * @throws the postgres.js error.
+ * Stores the results of `owner`'s attempts and adds their events to the outbox (in the order of
+ * `attempts`), as ONE statement, each only while `owner` still holds its lease (a dispatcher whose
+ * lease ran out and was taken over stores nothing for that callback: the new holder's attempt, with
+ * the same id, decides). One statement for a batch of answers, so a burst of answers costs one
+ * round trip, not one each.
+ * @throws the postgres.js error; nothing is then stored.
  */
-export async function finishAttempt(
+export async function finishAttempts(
   sql: Sql,
   owner: string,
-  txId: number,
-  r: AttemptRecord,
+  attempts: readonly FinishedAttempt[],
   now: number,
-): Promise<bigint | null | undefined> {
-  const ev = r.event;
-  const rows = await sql<{ id: string | null }[]>`
-    with u as (
-      update wallet_callbacks
-      set status = ${r.status}, next_attempt_at = coalesce(${r.nextAttemptAt}::bigint, next_attempt_at),
+): Promise<FinishResult> {
+  if (attempts.length === 0) return { held: new Set(), outboxIds: [] };
+  // Nulls travel as a '0'/'1' flag column beside '' (postgres.js sends neither a null nor a boolean
+  // inside an array parameter as such).
+  const text = (v: string | null) => v ?? '';
+  const has = (v: unknown) => (v === null ? '0' : '1');
+  const rs = attempts.map((a) => a.record);
+  const rows = await sql<{ tx_id: string | null; id: string | null }[]>`
+    with t as (
+      select * from unnest(
+        ${attempts.map((a) => String(a.txId))}::bigint[],
+        ${rs.map((r) => r.status)}::text[],
+        ${rs.map((r) => String(r.nextAttemptAt ?? 0))}::bigint[],
+        ${rs.map((r) => has(r.nextAttemptAt))}::text[],
+        ${rs.map((r) => text(r.answer))}::text[],
+        ${rs.map((r) => has(r.answer))}::text[],
+        ${rs.map((r) => text(r.code))}::text[],
+        ${rs.map((r) => has(r.code))}::text[],
+        ${rs.map((r) => text(r.error))}::text[],
+        ${rs.map((r) => has(r.error))}::text[],
+        ${rs.map((r) => text(r.request))}::text[],
+        ${rs.map((r) => has(r.request))}::text[],
+        ${rs.map((r) => text(r.response))}::text[],
+        ${rs.map((r) => has(r.response))}::text[],
+        ${rs.map((r) => r.event?.key ?? '')}::text[],
+        ${rs.map((r) => r.event?.value.toString('hex') ?? '')}::text[],
+        ${rs.map((r) => has(r.event))}::text[]
+      ) with ordinality as t(tx_id, status, next_at, has_next, answer, has_answer, code, has_code,
+                             error, has_error, request, has_request, response, has_response,
+                             key, value, has_event, n)
+    ), u as (
+      update wallet_callbacks w
+      set status = t.status,
+          next_attempt_at = case when t.has_next = '1' then t.next_at else w.next_attempt_at end,
           lease_until = null, leased_by = null, updated_at = ${now},
-          last_answer = ${r.answer}, last_code = ${r.code}, last_error = ${r.error},
-          last_request = ${r.request}, last_response = ${r.response}
-      where tx_id = ${txId} and status = 'in_flight' and leased_by = ${owner}
-      returning tx_id
+          last_answer = case when t.has_answer = '1' then t.answer end,
+          last_code = case when t.has_code = '1' then t.code end,
+          last_error = case when t.has_error = '1' then t.error end,
+          last_request = case when t.has_request = '1' then t.request end,
+          last_response = case when t.has_response = '1' then t.response end
+      from t
+      where w.tx_id = t.tx_id and w.status = 'in_flight' and w.leased_by = ${owner}
+      returning w.tx_id
     ), o as (
       insert into wallet_outbox (key, value)
-      select ${ev?.key ?? ''}, decode(${ev ? ev.value.toString('hex') : ''}, 'hex')
-      where ${ev !== null} and exists (select 1 from u)
+      select t.key, decode(t.value, 'hex') from t
+      where t.has_event = '1' and t.tx_id in (select tx_id from u)
+      order by t.n
       returning id
     )
-    select (select id::text from o) as id, exists (select 1 from u) as held`;
-  const row = rows[0] as unknown as { id: string | null; held: boolean };
-  if (!row.held) return undefined;
-  return row.id === null ? null : BigInt(row.id);
+    select tx_id::text, null::text as id from u
+    union all select null, id::text from o`;
+  const held = new Set<number>();
+  const outboxIds: bigint[] = [];
+  for (const r of rows) {
+    if (r.tx_id !== null) held.add(Number(r.tx_id));
+    else if (r.id !== null) outboxIds.push(BigInt(r.id));
+  }
+  outboxIds.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return { held, outboxIds };
 }
 
 /**

@@ -1,0 +1,189 @@
+/**
+ * The dispatcher's statements over wallet_callbacks (store.ts) against real Postgres, in a migrated
+ * schema of their own: `finishAttempts` stores a batch of results in one statement, each fenced by
+ * its own lease (a result whose lease another instance took is not stored, and its event is not
+ * added), nulls stay nulls, a retry keeps or moves its next attempt, and the events reach the outbox
+ * in the batch's order; `leaseCallbacks` keeps a player's debits in order and a bet's win behind
+ * its debit.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Sql } from '../../lib/db/pool.ts';
+import { startCallbackSchema } from '../../tests/support/wallet-callbacks.ts';
+import { type AttemptRecord, finishAttempts, leaseCallbacks, SKIPPED } from './store.ts';
+
+const T0 = Date.UTC(2026, 0, 1, 12);
+let db: Awaited<ReturnType<typeof startCallbackSchema>>;
+let sql: Sql;
+
+beforeAll(async () => {
+  db = await startCallbackSchema('t_wstore', []);
+  sql = db.sql;
+});
+
+afterAll(async () => {
+  await db?.close();
+});
+
+afterEach(async () => {
+  await sql`delete from wallet_callbacks`;
+  await sql`delete from wallet_outbox`;
+});
+
+/** Inserts due callbacks: [txId, kind, betTxId, player, seq]. */
+async function due(rows: [number, string, number, string, number][], at = T0): Promise<void> {
+  for (const [txId, kind, betTxId, player, seq] of rows)
+    await sql`
+      insert into wallet_callbacks (tx_id, kind, bet_tx_id, operator_id, user_id, player_key, seq, job,
+                                    status, next_attempt_at, created_at, updated_at)
+      values (${txId}, ${kind}, ${betTxId}, 'op-1', ${player}, ${`op-1:${player}`}, ${seq},
+              ${sql.json({ kind, txId, betTxId } as never)}, 'due', ${at}, ${at}, ${at})`;
+}
+
+const record = (over: Partial<AttemptRecord>): AttemptRecord => ({
+  status: 'done',
+  nextAttemptAt: null,
+  answer: 'ok',
+  code: null,
+  error: null,
+  request: '{"a":1}',
+  response: 'HTTP 200 {}',
+  event: null,
+  ...over,
+});
+
+const row = async (txId: number) => {
+  const [r] = await sql<
+    {
+      status: string;
+      next_attempt_at: string;
+      leased_by: string | null;
+      lease_until: string | null;
+      last_answer: string | null;
+      last_code: string | null;
+      last_error: string | null;
+      last_request: string | null;
+      last_response: string | null;
+    }[]
+  >`select status, next_attempt_at::text, leased_by, lease_until::text, last_answer, last_code, last_error,
+           last_request, last_response
+    from wallet_callbacks where tx_id = ${txId}`;
+  return r;
+};
+
+describe('finishAttempts', () => {
+  it('stores a batch in one statement, each result fenced by its own lease', async () => {
+    await due([
+      [1, 'bet', 1, 'u-1', 1],
+      [3, 'bet', 3, 'u-2', 2],
+      [5, 'bet', 5, 'u-3', 3],
+    ]);
+    const leased = await leaseCallbacks(sql, 'saga-a', 10, T0, 15_000);
+    expect(leased.map((c) => c.txId).sort()).toEqual([1, 3, 5]);
+    // Another instance took 3 over after saga-a's lease ran out.
+    await sql`update wallet_callbacks set leased_by = 'saga-b' where tx_id = 3`;
+
+    const ev = (n: number) => ({ key: `op-1:u-${n}`, value: Buffer.from([n, 0, 255]) });
+    const r = await finishAttempts(
+      sql,
+      'saga-a',
+      [
+        { txId: 5, record: record({ event: ev(5) }) },
+        { txId: 3, record: record({ event: ev(3) }) },
+        {
+          txId: 1,
+          record: record({
+            status: 'due',
+            nextAttemptAt: T0 + 60_000,
+            answer: 'failed',
+            code: '500',
+            error: 'HTTP 500',
+            response: 'HTTP 500 oops',
+            event: ev(1),
+          }),
+        },
+      ],
+      T0 + 10,
+    );
+
+    expect([...r.held].sort()).toEqual([1, 5]);
+    expect(r.outboxIds).toHaveLength(2);
+    // In the batch's order: 5's event, then 1's; 3's was not added.
+    const outbox = await sql<{ id: string; key: string; value: Buffer }[]>`
+      select id::text, key, value from wallet_outbox order by id`;
+    expect(outbox.map((o) => [o.key, [...o.value]])).toEqual([
+      ['op-1:u-5', [5, 0, 255]],
+      ['op-1:u-1', [1, 0, 255]],
+    ]);
+    expect(outbox.map((o) => BigInt(o.id))).toEqual(r.outboxIds);
+
+    expect(await row(5)).toMatchObject({
+      status: 'done',
+      leased_by: null,
+      lease_until: null,
+      last_answer: 'ok',
+    });
+    expect(await row(1)).toMatchObject({
+      status: 'due',
+      next_attempt_at: String(T0 + 60_000),
+      last_answer: 'failed',
+      last_code: '500',
+      last_error: 'HTTP 500',
+      last_response: 'HTTP 500 oops',
+    });
+    // Untouched: still saga-b's, in flight.
+    expect(await row(3)).toMatchObject({ status: 'in_flight', leased_by: 'saga-b', last_answer: null });
+  });
+
+  it('keeps nulls as nulls and the next attempt when the result has none', async () => {
+    await due([[7, 'close', 6, 'u-1', 1]]);
+    await leaseCallbacks(sql, 'saga-a', 10, T0, 15_000);
+    const r = await finishAttempts(
+      sql,
+      'saga-a',
+      [
+        {
+          txId: 7,
+          record: SKIPPED,
+        },
+      ],
+      T0 + 10,
+    );
+    expect([...r.held]).toEqual([7]);
+    expect(r.outboxIds).toEqual([]);
+    expect(await row(7)).toEqual({
+      status: 'skipped',
+      next_attempt_at: String(T0),
+      leased_by: null,
+      lease_until: null,
+      last_answer: null,
+      last_code: null,
+      last_error: null,
+      last_request: null,
+      last_response: null,
+    });
+  });
+
+  it('stores nothing for an empty batch or callbacks it does not hold', async () => {
+    expect(await finishAttempts(sql, 'saga-a', [], T0)).toEqual({ held: new Set(), outboxIds: [] });
+    await due([[9, 'bet', 9, 'u-1', 1]]);
+    const r = await finishAttempts(sql, 'saga-a', [{ txId: 9, record: record({}) }], T0);
+    expect(r.held.size).toBe(0);
+    expect((await row(9))?.status).toBe('due');
+  });
+});
+
+describe('leaseCallbacks', () => {
+  it("leases a player's next debit and a bet's win only after its debit is stored", async () => {
+    await due([
+      [11, 'bet', 11, 'u-1', 1],
+      [13, 'bet', 13, 'u-1', 2],
+      [12, 'win', 11, 'u-1', 3],
+      [21, 'bet', 21, 'u-2', 4],
+    ]);
+    const first = await leaseCallbacks(sql, 'saga-a', 10, T0, 15_000);
+    expect(first.map((c) => c.txId).sort()).toEqual([11, 21]);
+    await finishAttempts(sql, 'saga-a', [{ txId: 11, record: record({}) }], T0 + 5);
+    const second = await leaseCallbacks(sql, 'saga-a', 10, T0 + 5, 15_000);
+    expect(second.map((c) => c.txId).sort()).toEqual([12, 13]);
+  });
+});
