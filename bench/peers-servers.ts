@@ -5,6 +5,8 @@
  * - `edge`: this checkout's edge (services/edge/main.ts) on this Node (24), uWebSockets.js;
  * - `edge-x<N>`: N such edges sharing one WebSocket port (uWS listens with SO_REUSEPORT, so the
  *   kernel spreads connections over them), each reading the log itself: one per core;
+ * - `edge-t<N>`: one edge process with EDGE_WS_THREADS=N (services/edge/ws-threads.ts): the same
+ *   sharing of the port, by threads of one process (its CPU and memory are the process's);
  * - `edge@<revision>`: the edge of another commit on this Node, from `git archive` into
  *   .cache/bench/ (this checkout's node_modules when that commit's lock is the same, else its own
  *   `npm ci`): before and after a change in one run;
@@ -58,12 +60,15 @@ export type PeerName =
   | 'bun'
   | 'ws'
   | `edge-x${number}`
+  | `edge-t${number}`
   | `edge@${string}`;
 export const PEERS: readonly PeerName[] = ['edge', 'centrifugo', 'edge-node20', 'bun', 'ws'];
 
 /** Whether `name` names a server startPeer knows (PEERS, `edge-x<N>`, `edge@<revision>`). */
 export function isPeerName(name: string): name is PeerName {
-  return (PEERS as readonly string[]).includes(name) || /^edge-x[1-9]$/.test(name) || /^edge@\S+$/.test(name);
+  return (
+    (PEERS as readonly string[]).includes(name) || /^edge-[xt][1-9]$/.test(name) || /^edge@\S+$/.test(name)
+  );
 }
 
 /** A running server under test. */
@@ -207,6 +212,21 @@ export async function startPeer(name: PeerName, log: BenchLog, topic: string): P
     });
     const pids = [edge.pid];
     return { name, pid: edge.pid, pids, port: edge.ports.ws, path: '/ws/crash', stop: () => edge.stop() };
+  }
+  const threads = /^edge-t(\d)$/.exec(name);
+  if (threads) {
+    const edge = await startNodeEdge(log, {
+      gcHook: false,
+      env: { LOG_LEVEL: 'error', EDGE_WS_THREADS: threads[1] as string },
+    });
+    return {
+      name,
+      pid: edge.pid,
+      pids: [edge.pid],
+      port: edge.ports.ws,
+      path: '/ws/crash',
+      stop: () => edge.stop(),
+    };
   }
   const workers = /^edge-x(\d)$/.exec(name);
   if (workers) {

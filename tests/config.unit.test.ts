@@ -90,6 +90,7 @@ describe('loadConfig: edge (WebSocket, SSE) settings', () => {
       host: '127.0.0.1',
       httpPort: 8086,
       wsPort: 8087,
+      wsThreads: 1,
       wsMaxBufferBytes: 1 << 20,
       wsIdleTimeoutS: 120,
       sseMaxBufferBytes: 1 << 20,
@@ -102,6 +103,9 @@ describe('loadConfig: edge (WebSocket, SSE) settings', () => {
     expect(() => loadConfig({ EDGE_WS_IDLE_TIMEOUT_S: '4' })).toThrow(/EDGE_WS_IDLE_TIMEOUT_S/);
     expect(() => loadConfig({ EDGE_SSE_MAX_BUFFER_BYTES: '10' })).toThrow(/EDGE_SSE_MAX_BUFFER_BYTES/);
     expect(() => loadConfig({ EDGE_DRAIN_MS: '-1' })).toThrow(/EDGE_DRAIN_MS/);
+    expect(() => loadConfig({ EDGE_WS_THREADS: '0' })).toThrow(/EDGE_WS_THREADS/);
+    expect(() => loadConfig({ EDGE_WS_THREADS: 'two' })).toThrow(/EDGE_WS_THREADS/);
+    expect(loadConfig({ EDGE_WS_THREADS: '2' }).edge.wsThreads).toBe(2);
   });
 });
 

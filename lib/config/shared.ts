@@ -34,6 +34,9 @@
  * - EDGE_HOST: interface the edge's listeners bind (127.0.0.1).
  * - EDGE_HTTP_PORT: the edge's fastify server: SSE, gRPC proxy, /health, /ready, /metrics (8086; 0 = any).
  * - EDGE_WS_PORT: the edge's uWebSockets.js app, /ws/* (8087; 0 = any).
+ * - EDGE_WS_THREADS: threads serving WebSocket subscribers on EDGE_WS_PORT, the main one included (1: the
+ *   main thread only); each further thread is a WebSocket-only edge of its own (services/edge/ws-threads.ts).
+ *   Read by the Node edge only. One per core is the point (2 on a 2-core host).
  * - EDGE_WS_MAX_BUFFER_BYTES: a WebSocket subscriber whose unsent bytes pass this is closed (1 MiB).
  * - EDGE_WS_IDLE_TIMEOUT_S: WebSocket idle timeout; the server pings before it (120 s, min 8 s, uWS rule).
  * - EDGE_SSE_MAX_BUFFER_BYTES: an SSE subscriber whose unsent bytes pass this is closed (1 MiB).
@@ -169,6 +172,7 @@ export const edgeSection = section({
     EDGE_HOST: host.default('127.0.0.1'),
     EDGE_HTTP_PORT: port.default(8086),
     EDGE_WS_PORT: port.default(8087),
+    EDGE_WS_THREADS: int(1, 64).default(1),
     EDGE_WS_MAX_BUFFER_BYTES: int(1024, 1 << 30).default(1 << 20),
     EDGE_WS_IDLE_TIMEOUT_S: int(8, 960).default(120),
     EDGE_SSE_MAX_BUFFER_BYTES: int(1024, 1 << 30).default(1 << 20),
@@ -179,6 +183,7 @@ export const edgeSection = section({
     host: r.EDGE_HOST,
     httpPort: r.EDGE_HTTP_PORT,
     wsPort: r.EDGE_WS_PORT,
+    wsThreads: r.EDGE_WS_THREADS,
     wsMaxBufferBytes: r.EDGE_WS_MAX_BUFFER_BYTES,
     wsIdleTimeoutS: r.EDGE_WS_IDLE_TIMEOUT_S,
     sseMaxBufferBytes: r.EDGE_SSE_MAX_BUFFER_BYTES,

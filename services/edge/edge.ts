@@ -7,6 +7,7 @@
  * A transport adds itself by implementing `Transport` and joining `defaultTransports()`.
  */
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { AggregatorRegistry } from 'prom-client';
 import { startKeyTable } from '../../lib/auth/key-table.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import {
@@ -28,6 +29,7 @@ import { createGrpcProxyTransport } from './transports/grpc-proxy/grpc-proxy.ts'
 import { createSseTransport } from './transports/sse/sse.ts';
 import type { EdgeContext, Transport } from './transports/transport.ts';
 import { createWsTransport } from './transports/ws/ws.ts';
+import type { MetricJson } from './ws-threads.ts';
 
 export type { EdgeContext, Transport } from './transports/transport.ts';
 
@@ -39,6 +41,10 @@ export interface EdgeDeps {
   readonly sql?: Sql;
   /** The key table; default: `startKeyTable` on the `auth-keys` topic at start (closed at stop). */
   readonly keyTable?: AccessKeyTable;
+  /** Other parts of this edge that /ready waits for (its further WebSocket threads). */
+  readonly alsoReady?: () => boolean;
+  /** Metrics of other threads of this edge (ws-threads.ts), added to /metrics. */
+  readonly moreMetrics?: () => Promise<MetricJson[][]>;
 }
 
 export interface Edge {
@@ -102,13 +108,16 @@ export function buildEdge(deps: EdgeDeps): Edge {
   });
   http.get('/health', async () => ({ status: 'ok' }));
   http.get('/ready', async (_req, reply) => {
-    const ready = started && source.ready;
+    const ready = started && source.ready && (deps.alsoReady?.() ?? true);
     reply.code(ready ? 200 : 503);
     return { status: ready ? 'ready' : 'starting', source: source.ready ? 'live' : 'catching up' };
   });
   http.get('/metrics', async (_req, reply) => {
     reply.type(metrics.register.contentType);
-    return metrics.register.metrics();
+    const more = deps.moreMetrics ? (await deps.moreMetrics()).filter((m) => m.length > 0) : [];
+    if (more.length === 0) return metrics.register.metrics();
+    // The threads' series, each labelled with its thread (prom-client's cluster aggregation).
+    return AggregatorRegistry.aggregate([await metrics.register.getMetricsAsJSON(), ...more]).metrics();
   });
 
   return {
