@@ -7,8 +7,44 @@ import type { SharedConfig } from '../config/shared.ts';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
+/**
+ * postgres.js runs its own array-types query (`pg_catalog.pg_type`, option fetch_types) as the first
+ * statement of every new connection and drops that promise, so a connection cut during it surfaces
+ * as an unhandled rejection nobody can catch; the caller's own query fails or succeeds by itself
+ * (its error handling applies). Upstream, open: porsager/postgres#1192, #1205, #1223.
+ * @returns true for exactly that rejection: that query, a connection error code or 57P01.
+ */
+export function isDriverArrayTypesFetch(error: unknown): boolean {
+  const e = error as { code?: unknown; query?: unknown } | null | undefined;
+  return (
+    typeof e?.query === 'string' &&
+    e.query.includes('pg_catalog.pg_type') &&
+    e.query.includes('typarray') &&
+    typeof e.code === 'string' &&
+    (e.code.startsWith('CONNECTION_') || e.code === '57P01')
+  );
+}
+
+let guarded = false;
+/**
+ * Keeps a process alive through the driver's dropped array-types rejection (isDriverArrayTypesFetch)
+ * and through nothing else: any other unhandled rejection is thrown again, which ends the process
+ * as Node's default does, unless another listener (a test runner) handles rejections itself.
+ * Installed once per process by createSql.
+ */
+export function guardDriverRejections(): void {
+  if (guarded) return;
+  guarded = true;
+  process.on('unhandledRejection', (reason) => {
+    if (isDriverArrayTypesFetch(reason)) return;
+    if (process.listenerCount('unhandledRejection') > 1) return;
+    throw reason;
+  });
+}
+
 /** A pooled client bound to `config.db.schema` (created if missing by the migration step). */
 export function createSql(config: Pick<SharedConfig, 'db'>, options: { max?: number } = {}): Sql {
+  guardDriverRejections();
   return postgres(config.db.url, {
     max: options.max ?? config.db.poolMax,
     onnotice: () => {},
