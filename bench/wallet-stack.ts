@@ -45,6 +45,8 @@ export interface WalletStackOptions {
   readonly instances: number;
   /** Partitions of every topic (TOPIC_PARTITIONS). */
   readonly partitions: number;
+  /** Postgres connections of the operator sandbox (its DATABASE_POOL_MAX). */
+  readonly sandboxPool: number;
 }
 
 export interface WalletStack {
@@ -136,7 +138,13 @@ export async function startWalletStack(o: WalletStackOptions): Promise<WalletSta
     projector: 'services/projector/main.ts',
     api: 'services/api/main.ts',
   };
-  for (const [name, entry] of Object.entries(entries)) services[name] = startService(entry, env);
+  for (const [name, entry] of Object.entries(entries))
+    services[name] = startService(
+      entry,
+      // The operator's wallet sized for the load it is given: a pool of `sandboxPool` connections
+      // (the shared default of 10 made the sandbox's pool the queue at every round end).
+      name === 'sandbox' ? { ...env, DATABASE_POOL_MAX: String(o.sandboxPool) } : env,
+    );
   for (let i = 0; i < o.instances; i++) {
     services[`settlement-${i + 1}`] = startService('services/settlement/main.ts', {
       ...env,

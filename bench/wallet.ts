@@ -17,8 +17,10 @@
  *
  * Usage: tsx bench/wallet.ts [--game double] [--speed 10] [--players 150] [--seconds 12]
  *          [--rate 200] [--max-open 400] [--warmup-s 3] [--instances 2]
- *          [--partitions 4] [--fault-rate 0.05] [--round-close zero-win|none] [--raw-seconds 5]
+ *          [--partitions 4] [--sandbox-pool 32] [--fault-rate 0.05] [--round-close zero-win|none] [--raw-seconds 5]
  *          [--concurrency 32] [--drain-s 60] [--scenarios saturated,paced,saturated-faults,paced-faults]
+ * --sandbox-pool is the operator sandbox's Postgres connections (the operator's wallet sized for the
+ * load; the shared default of 10 made its pool the queue at each round end).
  * --speed is ROUND_SPEED. The default, double at 10, is the shortest cycle whose betting window
  * still gets the API's full 100 ms close guard (a 10 s window and a 5 s spin at speed 1: 1 s and
  * 0.5 s, open two thirds of the time, a round end every 1.5 s): faster rounds shrink the guard below
@@ -55,6 +57,7 @@ const { values } = parseArgs({
     'warmup-s': { type: 'string', default: '3' },
     instances: { type: 'string', default: '2' },
     partitions: { type: 'string', default: '4' },
+    'sandbox-pool': { type: 'string', default: '32' },
     'fault-rate': { type: 'string', default: '0.05' },
     'round-close': { type: 'string', default: 'zero-win' },
     'raw-seconds': { type: 'string', default: '5' },
@@ -85,6 +88,7 @@ const opts = {
   warmupS: num('warmup-s', 0, 3600),
   instances: num('instances', 1, 8),
   partitions: num('partitions', 1, 64),
+  sandboxPool: num('sandbox-pool', 1, 100),
   faultRate: num('fault-rate', 0, 1),
   roundClose,
   rawSeconds: num('raw-seconds', 0.5, 3600),
@@ -113,6 +117,7 @@ async function runStack(instances: number, withFaults: boolean): Promise<StackRu
     roundClose,
     instances,
     partitions: opts.partitions,
+    sandboxPool: opts.sandboxPool,
   });
   const tracker = new BetTracker({ roundClose: roundClose !== 'none' });
   const windows = new RoundWindows(game);
