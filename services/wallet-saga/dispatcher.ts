@@ -22,7 +22,7 @@
 
 import { type ProbeTarget, updateBreaker } from '../../lib/db/operator-breakers.ts';
 import type { Sql } from '../../lib/db/pool.ts';
-import { answerOf, type CallbackClient } from '../../lib/http/callback-client.ts';
+import { answerOf, type CallbackClient, type Exchange } from '../../lib/http/callback-client.ts';
 import { encodeEvent, walletKey } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Currencies } from '../../rules/money/currencies.ts';
@@ -33,6 +33,7 @@ import { afterBetAnswer, type BreakerConfig } from '../../rules/wallet/breaker.t
 import type { Directory } from './directory.ts';
 import type { SagaMetrics } from './metrics.ts';
 import type { Outbox } from './outbox.ts';
+import { SendOrder } from './send-order.ts';
 import {
   type AttemptRecord,
   extendLease,
@@ -126,9 +127,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   };
 
   /**
-   * Records a bet answer in the operator's breaker, in the order the answers came (one chain of
-   * updates per operator), so "consecutive" means consecutive: a success is written whenever a
-   * failure may be counted (this instance's view), a failure always. Not awaited by the attempt.
+   * Records a bet answer in the operator's breaker, in the order the bets were sent (breakerOrder
+   * below; one chain of updates per operator), so "consecutive" means consecutive: a success is
+   * written whenever a failure may be counted (this instance's view), a failure always. Not awaited
+   * by the attempt.
    */
   const breakerChain = new Map<string, Promise<void>>();
   const mayCount = new Map<string, boolean>();
@@ -168,6 +170,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       .finally(() => pending.set(op, (pending.get(op) ?? 1) - 1));
     breakerChain.set(op, next);
   };
+  const breakerOrder = new SendOrder<{ job: CallbackJob; answer: Answer }>((_op, a) =>
+    recordBreaker(a.job, a.answer),
+  );
 
   /** One attempt of a leased callback, to its stored result. */
   const attempt = async (c: LeasedCallback): Promise<void> => {
@@ -212,11 +217,20 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (op.timeoutMs + deps.leaseMarginMs > deps.leaseMs)
         await extendLease(sql, deps.owner, c.txId, now() + op.timeoutMs + deps.leaseMarginMs);
       const end = metrics.attemptSeconds.startTimer({ kind: job.kind });
-      // Signed at the wall-clock time: operators check webhook-timestamp against theirs, whatever
-      // clock schedules the retries.
-      const ex = await deps.client.send(req, op.signingSecret, op.timeoutMs, Date.now());
-      end();
-      const answer = answerOf(ex, op.answers, { ...req, kind: job.kind });
+      // A bet's answer reaches the breaker in the order the bets were sent (send-order.ts).
+      const operatorId = job.bet.operator_id;
+      const seq = job.kind === 'bet' ? breakerOrder.sent(operatorId) : undefined;
+      let ex: Exchange;
+      let answer: Answer | null = null;
+      try {
+        // Signed at the wall-clock time: operators check webhook-timestamp against theirs, whatever
+        // clock schedules the retries.
+        ex = await deps.client.send(req, op.signingSecret, op.timeoutMs, Date.now());
+        end();
+        answer = answerOf(ex, op.answers, { ...req, kind: job.kind });
+      } finally {
+        if (seq !== undefined) breakerOrder.answered(operatorId, seq, answer && { job, answer });
+      }
       metrics.attempts.inc({ kind: job.kind, answer: answer.class });
       const at = now();
       const r = afterAttempt(job, answer, c.attempts, op.retrySchedule, at, deps.random());
@@ -244,7 +258,6 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
               : ex.reason,
         event: { key: walletKey(job.bet), value: encodeEvent(r.event) },
       };
-      if (job.kind === 'bet') recordBreaker(job, answer);
     }
     await finish(c, record);
   };
