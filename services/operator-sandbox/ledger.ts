@@ -28,16 +28,6 @@ export interface MovementResult {
 
 type Tx = postgres.TransactionSql<Record<string, never>>;
 
-interface TxRow {
-  provider_tx_id: string;
-  user_id: string;
-  currency: string;
-  amount_minor: string;
-  body_hash: string;
-  /** JSON text of the first answer. */
-  response: string;
-}
-
 /**
  * Creates the account at first sight and locks it, in one statement: the upsert takes the row lock
  * (ON CONFLICT DO UPDATE works on the newest committed version, so the balance is current), and
@@ -58,55 +48,80 @@ async function lockAccount(
 }
 
 /**
- * The bet a win or rollback refers to: by linked_tx_id (form A) or, the body naming none (form B),
- * by the player's bet of that game and round. Of several bets in one round, the one this callback
- * most likely means: of its mode, of its amount (a rollback carries the stake), not rolled back,
- * not yet won, then the first booked.
+ * What the rules need to know about `m` beside the balance, read in ONE statement after the
+ * account's lock (so it sees every movement committed before the lock was granted):
+ * - `seen`: this kind and provider_tx_id booked before (the idempotency key), its body hash and
+ *   first answer;
+ * - `rollbackBefore`: a rollback that came before bet `m`: one naming it, or a form-B rollback of
+ *   that player's round and amount that found no bet to name (stored unlinked);
+ * - `bet`: the bet a win or rollback refers to: by linked_tx_id (form A) or, the body naming none
+ *   (form B), by the player's bet of that game and round; of several bets in one round, the one this
+ *   callback most likely means: of its mode, of its amount (a rollback carries the stake), not
+ *   rolled back, not yet won, then the first booked;
+ * - `linkedRollback` / `linkedWin`: the first rollback (its answer) and the first win (its id; a
+ *   zero-amount round close counts: the bet is settled) booked on the bet `m` names, or else on
+ *   `bet`.
  */
-async function findBet(tx: Tx, m: Movement): Promise<TxRow | undefined> {
+interface Context {
+  readonly seen: { readonly bodyHash: string; readonly response: string } | null;
+  readonly rollbackBefore: boolean;
+  readonly bet: { readonly providerTxId: string; readonly amountMinor: number } | null;
+  readonly linkedRollback: string | null;
+  readonly linkedWin: string | null;
+}
+
+interface ContextRow {
+  seen_hash: string | null;
+  seen_response: string | null;
+  rollback_before: boolean;
+  bet_id: string | null;
+  bet_amount: string | null;
+  linked_rollback: string | null;
+  linked_win: string | null;
+}
+
+/** Reads `m`'s Context (see there). @throws the postgres.js error. */
+async function readContext(tx: Tx, m: Movement): Promise<Context> {
   const stake = m.kind === 'rollback' ? m.amountMinor : null;
-  const rows =
+  const bet =
     m.linkedTxId !== null
-      ? await tx<TxRow[]>`select * from transactions where kind = 'bet' and provider_tx_id = ${m.linkedTxId}
-                          and user_id = ${m.userId} and currency = ${m.currency}`
-      : await tx<TxRow[]>`select t.* from transactions t where t.kind = 'bet' and t.user_id = ${m.userId}
-                          and t.currency = ${m.currency} and t.game = ${m.game} and t.round_id = ${m.roundId}
-                          order by t.mode <> ${m.mode},
-                                   coalesce(t.amount_minor <> ${stake}::bigint, false),
-                                   (exists (select 1 from transactions r where r.kind = 'rollback'
-                                            and r.linked_tx_id = t.provider_tx_id)),
-                                   (exists (select 1 from transactions w where w.kind = 'win'
-                                            and w.linked_tx_id = t.provider_tx_id)),
-                                   t.operator_tx_id limit 1`;
-  return rows[0];
-}
-
-/**
- * The rollback that came before bet `m`: one naming it, or a form-B rollback of that player's
- * round and amount that found no bet to name (stored unlinked).
- */
-async function rollbackBefore(tx: Tx, m: Movement): Promise<TxRow | undefined> {
-  const [row] = await tx<TxRow[]>`select * from transactions where kind = 'rollback'
-      and (linked_tx_id = ${m.providerTxId}
-           or (linked_tx_id is null and user_id = ${m.userId} and currency = ${m.currency}
-               and game = ${m.game} and round_id = ${m.roundId} and amount_minor = ${m.amountMinor}))
-      order by operator_tx_id limit 1`;
-  return row;
-}
-
-async function rollbackOf(tx: Tx, betTxId: string): Promise<TxRow | undefined> {
-  const [row] = await tx<
-    TxRow[]
-  >`select * from transactions where kind = 'rollback' and linked_tx_id = ${betTxId}
-                                  order by operator_tx_id limit 1`;
-  return row;
-}
-
-/** The first win booked on bet `betTxId` (a zero-amount round close counts: the bet is settled). */
-async function winOf(tx: Tx, betTxId: string): Promise<TxRow | undefined> {
-  const [row] = await tx<TxRow[]>`select * from transactions where kind = 'win' and linked_tx_id = ${betTxId}
-                                  order by operator_tx_id limit 1`;
-  return row;
+      ? tx`select provider_tx_id, amount_minor from transactions where kind = 'bet'
+           and provider_tx_id = ${m.linkedTxId} and user_id = ${m.userId} and currency = ${m.currency}`
+      : tx`select t.provider_tx_id, t.amount_minor from transactions t where t.kind = 'bet'
+           and t.user_id = ${m.userId} and t.currency = ${m.currency} and t.game = ${m.game}
+           and t.round_id = ${m.roundId}
+           order by t.mode <> ${m.mode},
+                    coalesce(t.amount_minor <> ${stake}::bigint, false),
+                    (exists (select 1 from transactions r where r.kind = 'rollback'
+                             and r.linked_tx_id = t.provider_tx_id)),
+                    (exists (select 1 from transactions w where w.kind = 'win'
+                             and w.linked_tx_id = t.provider_tx_id)),
+                    t.operator_tx_id limit 1`;
+  const [row] = await tx<ContextRow[]>`
+    with bet as (${bet}),
+    lnk as (select coalesce(${m.linkedTxId}::text, (select provider_tx_id from bet)) as id)
+    select s.body_hash as seen_hash, s.response as seen_response,
+      exists (select 1 from transactions r where r.kind = 'rollback'
+              and (r.linked_tx_id = ${m.providerTxId}
+                   or (r.linked_tx_id is null and r.user_id = ${m.userId} and r.currency = ${m.currency}
+                       and r.game = ${m.game} and r.round_id = ${m.roundId}
+                       and r.amount_minor = ${m.amountMinor}))) as rollback_before,
+      b.provider_tx_id as bet_id, b.amount_minor::text as bet_amount,
+      (select r.response from transactions r where r.kind = 'rollback' and r.linked_tx_id = lnk.id
+       order by r.operator_tx_id limit 1) as linked_rollback,
+      (select w.provider_tx_id from transactions w where w.kind = 'win' and w.linked_tx_id = lnk.id
+       order by w.operator_tx_id limit 1) as linked_win
+    from lnk
+    left join bet b on true
+    left join transactions s on s.kind = ${m.kind} and s.provider_tx_id = ${m.providerTxId}`;
+  const r = row as ContextRow;
+  return {
+    seen: r.seen_hash !== null ? { bodyHash: r.seen_hash, response: r.seen_response as string } : null,
+    rollbackBefore: r.rollback_before,
+    bet: r.bet_id !== null ? { providerTxId: r.bet_id, amountMinor: Number(r.bet_amount) } : null,
+    linkedRollback: r.linked_rollback,
+    linkedWin: r.linked_win,
+  };
 }
 
 /** The refusal of bet `m` above `balanceMinor` (also the operator guide's example, examples.ts). */
@@ -127,51 +142,48 @@ export function betNotFound(m: Movement): SandboxError {
 }
 
 /**
- * The balance change of `m` given the account's balance, or a stored answer to return instead.
+ * The balance change of `m` given the account's balance and its context, or a stored answer to
+ * return instead. Pure.
  * @throws SandboxError INSUFFICIENT_FUNDS, BET_ROLLED_BACK, BET_NOT_FOUND, BET_SETTLED.
  */
-async function decide(
-  tx: Tx,
+function decide(
   m: Movement,
   balance: number,
+  ctx: Context,
   money: LedgerMoney,
   rules: LedgerRules,
-): Promise<{ delta: number; linked: string | null } | { stored: Record<string, string> }> {
+): { delta: number; linked: string | null } | { stored: Record<string, string> } {
   const { quirks } = rules;
   if (m.kind === 'bet') {
-    if (!quirks.has('accept-late-bet') && (await rollbackBefore(tx, m)))
+    if (!quirks.has('accept-late-bet') && ctx.rollbackBefore)
       throw new SandboxError('BET_ROLLED_BACK', `bet ${m.providerTxId} was rolled back before it arrived`);
     if (balance < m.amountMinor && !quirks.has('no-insufficient-funds-check'))
       throw insufficientFunds(m, balance, money.currencies);
     return { delta: -m.amountMinor, linked: null };
   }
+  const { bet } = ctx;
   if (m.kind === 'win') {
-    const bet = await findBet(tx, m);
     // Lenient: a free bet's win is credited even when the free bet was never registered.
     if (!bet && m.mode === 'free' && !rules.strict) return { delta: m.amountMinor, linked: m.linkedTxId };
     if (!bet) throw betNotFound(m);
-    if (!quirks.has('credit-after-rollback') && (await rollbackOf(tx, bet.provider_tx_id)))
-      throw new SandboxError('BET_ROLLED_BACK', `bet ${bet.provider_tx_id} was rolled back; no win on it`);
-    return { delta: m.amountMinor, linked: bet.provider_tx_id };
+    // The rollback read is of m.linkedTxId ?? the bet's id: the bet's own id whenever a bet is found.
+    if (!quirks.has('credit-after-rollback') && ctx.linkedRollback !== null)
+      throw new SandboxError('BET_ROLLED_BACK', `bet ${bet.providerTxId} was rolled back; no win on it`);
+    return { delta: m.amountMinor, linked: bet.providerTxId };
   }
-  const bet = await findBet(tx, m);
   // Form B names no bet: the round's bet when there is one, else none (stored unlinked).
-  const linked = m.linkedTxId ?? bet?.provider_tx_id ?? null;
+  const linked = m.linkedTxId ?? bet?.providerTxId ?? null;
   if (linked !== null) {
     // A second rollback of one bet, under another id, returns the first answer (contract).
-    const earlier = await rollbackOf(tx, linked);
-    if (earlier) return { stored: JSON.parse(earlier.response) as Record<string, string> };
+    if (ctx.linkedRollback !== null)
+      return { stored: JSON.parse(ctx.linkedRollback) as Record<string, string> };
     // A settled bet keeps its stake (DESIGN.md "Money rules": never a rollback after a win).
-    const win = await winOf(tx, linked);
-    if (win && !quirks.has('refund-after-win'))
-      throw new SandboxError(
-        'BET_SETTLED',
-        `bet ${linked} was settled by win ${win.provider_tx_id}; no refund`,
-      );
+    if (ctx.linkedWin !== null && !quirks.has('refund-after-win'))
+      throw new SandboxError('BET_SETTLED', `bet ${linked} was settled by win ${ctx.linkedWin}; no refund`);
   }
   // Unknown bet: acknowledged with delta 0 and remembered, so the late bet is refused.
   if (!bet && quirks.has('refund-unknown-rollback')) return { delta: m.amountMinor, linked };
-  return { delta: bet ? Number(bet.amount_minor) : 0, linked };
+  return { delta: bet ? bet.amountMinor : 0, linked };
 }
 
 /**
@@ -205,16 +217,15 @@ async function applyOnce(
 ): Promise<MovementResult> {
   const { quirks } = rules;
   return sql.begin(async (tx) => {
-    const { balance, nextId: id } = await lockAccount(
-      tx,
-      m.userId,
-      m.currency,
-      money.initialMinor(m.currency),
-    );
-    const [seen] = await tx<TxRow[]>`select * from transactions
-                                     where kind = ${m.kind} and provider_tx_id = ${m.providerTxId}`;
+    // Sent together (one round trip): the server runs the read after the lock is granted, with a
+    // snapshot of its own, so it sees what the lock's previous holder committed.
+    const [{ balance, nextId: id }, ctx] = await Promise.all([
+      lockAccount(tx, m.userId, m.currency, money.initialMinor(m.currency)),
+      readContext(tx, m),
+    ]);
+    const { seen } = ctx;
     if (seen) {
-      const same = seen.body_hash === m.bodyHash;
+      const same = seen.bodyHash === m.bodyHash;
       if (!same && !quirks.has('ignore-amount-on-replay'))
         throw new SandboxError(
           'IDEMPOTENCY_CONFLICT',
@@ -224,7 +235,7 @@ async function applyOnce(
         return debitAgain(tx, m, balance, id, money);
       return { response: JSON.parse(seen.response) as Record<string, string>, replay: true };
     }
-    const d = await decide(tx, m, balance, money, rules);
+    const d = decide(m, balance, ctx, money, rules);
     if ('stored' in d) return { response: d.stored, replay: true };
     const next = balance + d.delta;
     const response = movementResponse(m, id, balance, next, money.currencies);
