@@ -12,6 +12,7 @@ import { encodeRound } from '../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../lib/log/topics.ts';
 import { createLogger } from '../lib/logger.ts';
 import { toStreamForm } from '../rules/rounds/round.ts';
+import { EDGE_NODE_FLAGS } from '../services/edge/runtime.ts';
 import { type Config, loadConfig } from '../tests/support/config.ts';
 import { sampleValue } from '../tests/support/metrics.ts';
 import { waitFor } from '../tests/support/poll.ts';
@@ -113,7 +114,7 @@ export async function scrape(
 export interface NodeEdgeOptions {
   /** Preload bench/edge-gc-hook.ts with --expose-gc, so `gc()` of the result works. */
   readonly gcHook?: boolean;
-  /** Extra node flags (e.g. `--cpu-prof`, `--cpu-prof-dir=<dir>`). */
+  /** Extra node flags (e.g. `--cpu-prof`, `--cpu-prof-dir=<dir>`), after the edge's own (a V8 flag given twice: the last counts). */
   readonly nodeFlags?: readonly string[];
   /** The node binary (default: this process's) and the checkout it runs the edge from (default: this one). */
   readonly node?: string;
@@ -129,6 +130,8 @@ export async function startNodeEdge(
 ): Promise<EdgeProcess> {
   const ports = { ws: await freePort(), http: await freePort(), grpc: await freePort() };
   const flags = [
+    // As the edge is run (services/edge/runtime.ts), unless it is another runtime's edge (a baseline).
+    ...(o.node ? [] : EDGE_NODE_FLAGS),
     ...(o.nodeFlags ?? []),
     ...(o.gcHook
       ? ['--expose-gc', '--import', 'tsx', '--import', './bench/edge-gc-hook.ts']

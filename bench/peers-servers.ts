@@ -7,6 +7,8 @@
  *   kernel spreads connections over them), each reading the log itself: one per core;
  * - `edge-t<N>`: one edge process with EDGE_WS_THREADS=N (services/edge/ws-threads.ts): the same
  *   sharing of the port, by threads of one process (its CPU and memory are the process's);
+ * - `edge-s<MB>`: the edge with V8's young generation capped at N MB per semi-space
+ *   (`--max-semi-space-size`), against `edge` with V8's default: memory per connection vs CPU;
  * - `edge@<revision>`: the edge of another commit on this Node, from `git archive` into
  *   .cache/bench/ (this checkout's node_modules when that commit's lock is the same, else its own
  *   `npm ci`): before and after a change in one run;
@@ -61,13 +63,17 @@ export type PeerName =
   | 'ws'
   | `edge-x${number}`
   | `edge-t${number}`
+  | `edge-s${number}`
   | `edge@${string}`;
 export const PEERS: readonly PeerName[] = ['edge', 'centrifugo', 'edge-node20', 'bun', 'ws'];
 
 /** Whether `name` names a server startPeer knows (PEERS, `edge-x<N>`, `edge@<revision>`). */
 export function isPeerName(name: string): name is PeerName {
   return (
-    (PEERS as readonly string[]).includes(name) || /^edge-[xt][1-9]$/.test(name) || /^edge@\S+$/.test(name)
+    (PEERS as readonly string[]).includes(name) ||
+    /^edge-[xt][1-9]$/.test(name) ||
+    /^edge-s[1-9][0-9]?$/.test(name) ||
+    /^edge@\S+$/.test(name)
   );
 }
 
@@ -212,6 +218,22 @@ export async function startPeer(name: PeerName, log: BenchLog, topic: string): P
     });
     const pids = [edge.pid];
     return { name, pid: edge.pid, pids, port: edge.ports.ws, path: '/ws/crash', stop: () => edge.stop() };
+  }
+  const semi = /^edge-s(\d+)$/.exec(name);
+  if (semi) {
+    const edge = await startNodeEdge(log, {
+      gcHook: false,
+      nodeFlags: [`--max-semi-space-size=${semi[1]}`],
+      env: { LOG_LEVEL: 'error' },
+    });
+    return {
+      name,
+      pid: edge.pid,
+      pids: [edge.pid],
+      port: edge.ports.ws,
+      path: '/ws/crash',
+      stop: () => edge.stop(),
+    };
   }
   const threads = /^edge-t(\d)$/.exec(name);
   if (threads) {

@@ -53,7 +53,9 @@ const { values } = parseArgs({
 const servers = values.servers.split(',') as PeerName[];
 for (const s of servers)
   if (!isPeerName(s))
-    throw new Error(`unknown server '${s}' (${PEERS.join('|')}|edge-x<N>|edge-t<N>|edge@<revision>)`);
+    throw new Error(
+      `unknown server '${s}' (${PEERS.join('|')}|edge-x<N>|edge-t<N>|edge-s<MB>|edge@<revision>)`,
+    );
 const levels = values.levels.split(',').map(Number);
 const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);

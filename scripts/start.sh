@@ -74,6 +74,7 @@ banner
 # once with SIGTERM instead of every process getting SIGINT and SIGTERM at once. `node --import tsx`
 # rather than the tsx CLI: one process per service, so the signal is not relayed through a wrapper
 # (the CLI escalates to SIGKILL when its child does not acknowledge within 30 ms).
+# The edge runs with the Node flags of services/edge/runtime.ts (V8's young generation capped).
 # The WebTransport edge needs a certificate: a short-lived self-signed one for development
 # (regenerated when missing or near expiry) unless WT_CERT_FILE/WT_KEY_FILE name a real one.
 if [[ -z "${WT_CERT_FILE:-}" ]]; then bash scripts/dev-cert.sh >/dev/null; fi
@@ -88,7 +89,7 @@ setsid env "${service_env[@]}" node_modules/.bin/concurrently \
   "exec node --import tsx services/round-engine/main.ts" \
   "exec node --import tsx services/projector/main.ts" \
   "exec node --import tsx services/api/main.ts" \
-  "exec node --import tsx services/edge/main.ts" \
+  "exec node --max-semi-space-size=4 --import tsx services/edge/main.ts" \
   "exec node_modules/.bin/deno run --unstable-net --allow-net --allow-read --allow-write=.data --allow-env --allow-sys services/edge-webtransport/main.ts" \
   "exec node --import tsx services/gateway/main.ts" \
   "exec node --import tsx services/operator-sandbox/main.ts" \
