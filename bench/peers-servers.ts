@@ -40,7 +40,7 @@ import {
 import { join } from 'node:path';
 import { waitFor } from '../tests/support/poll.ts';
 import { freePort, ROOT, type Service, startProcess } from '../tests/support/processes.ts';
-import { type BenchLog, type EdgeProcess, startNodeEdge } from './edge-harness.ts';
+import { type BenchLog, type EdgeProcess, type NodeEdgeOptions, startNodeEdge } from './edge-harness.ts';
 import type { WsProtocol } from './edge-wire.ts';
 
 export const CENTRIFUGO = { module: 'github.com/centrifugal/centrifugo/v6', version: 'v6.9.1' } as const;
@@ -202,6 +202,18 @@ async function ready(service: Service, url: string): Promise<void> {
 /** Starts `name` on free ports, reading `log`'s topic; resolves once it is ready. */
 export async function startPeer(name: PeerName, log: BenchLog, topic: string): Promise<PeerServer> {
   const brokers = log.config.kafka.brokers.join(',');
+  /** One edge process as a peer; the JSON twins are undecodable for it, so its warnings are off. */
+  const oneEdge = async (o: NodeEdgeOptions): Promise<PeerServer> => {
+    const edge = await startNodeEdge(log, { gcHook: false, ...o, env: { LOG_LEVEL: 'error', ...o.env } });
+    return {
+      name,
+      pid: edge.pid,
+      pids: [edge.pid],
+      port: edge.ports.ws,
+      path: '/ws/crash',
+      stop: () => edge.stop(),
+    };
+  };
   if (name === 'edge' || name === 'edge-node20' || name.startsWith('edge@')) {
     const node = name === 'edge-node20' ? node20Binary() : undefined;
     const cwd = node
@@ -209,47 +221,12 @@ export async function startPeer(name: PeerName, log: BenchLog, topic: string): P
       : name.startsWith('edge@')
         ? revisionCheckout(name.slice('edge@'.length))
         : undefined;
-    // The JSON twins are undecodable for the edge: skipped with a warning each, so warnings are off.
-    const edge = await startNodeEdge(log, {
-      gcHook: false,
-      ...(node ? { node } : {}),
-      ...(cwd ? { cwd } : {}),
-      env: { LOG_LEVEL: 'error' },
-    });
-    const pids = [edge.pid];
-    return { name, pid: edge.pid, pids, port: edge.ports.ws, path: '/ws/crash', stop: () => edge.stop() };
+    return oneEdge({ ...(node ? { node } : {}), ...(cwd ? { cwd } : {}) });
   }
   const semi = /^edge-s(\d+)$/.exec(name);
-  if (semi) {
-    const edge = await startNodeEdge(log, {
-      gcHook: false,
-      nodeFlags: [`--max-semi-space-size=${semi[1]}`],
-      env: { LOG_LEVEL: 'error' },
-    });
-    return {
-      name,
-      pid: edge.pid,
-      pids: [edge.pid],
-      port: edge.ports.ws,
-      path: '/ws/crash',
-      stop: () => edge.stop(),
-    };
-  }
+  if (semi) return oneEdge({ nodeFlags: [`--max-semi-space-size=${semi[1]}`] });
   const threads = /^edge-t(\d)$/.exec(name);
-  if (threads) {
-    const edge = await startNodeEdge(log, {
-      gcHook: false,
-      env: { LOG_LEVEL: 'error', EDGE_WS_THREADS: threads[1] as string },
-    });
-    return {
-      name,
-      pid: edge.pid,
-      pids: [edge.pid],
-      port: edge.ports.ws,
-      path: '/ws/crash',
-      stop: () => edge.stop(),
-    };
-  }
+  if (threads) return oneEdge({ env: { EDGE_WS_THREADS: threads[1] as string } });
   const workers = /^edge-x(\d)$/.exec(name);
   if (workers) {
     const port = await freePort();
