@@ -7,8 +7,9 @@
  *   kernel spreads connections over them), each reading the log itself: one per core;
  * - `edge-t<N>`: one edge process with EDGE_WS_THREADS=N (services/edge/ws-threads.ts): the same
  *   sharing of the port, by threads of one process (its CPU and memory are the process's);
- * - `edge-s<MB>`: the edge with V8's young generation capped at N MB per semi-space
- *   (`--max-semi-space-size`), against `edge` with V8's default: memory per connection vs CPU;
+ * - `edge-s<MB>`: the edge with V8's young generation capped at MB per semi-space
+ *   (`--max-semi-space-size`) instead of the cap services/edge/runtime.ts gives `edge`: memory per
+ *   connection against CPU;
  * - `edge@<revision>`: the edge of another commit on this Node, from `git archive` into
  *   .cache/bench/ (this checkout's node_modules when that commit's lock is the same, else its own
  *   `npm ci`): before and after a change in one run;
@@ -67,7 +68,7 @@ export type PeerName =
   | `edge@${string}`;
 export const PEERS: readonly PeerName[] = ['edge', 'centrifugo', 'edge-node20', 'bun', 'ws'];
 
-/** Whether `name` names a server startPeer knows (PEERS, `edge-x<N>`, `edge@<revision>`). */
+/** Whether `name` names a server startPeer knows (PEERS, `edge-x<N>`, `edge-t<N>`, `edge-s<MB>`, `edge@<revision>`). */
 export function isPeerName(name: string): name is PeerName {
   return (
     (PEERS as readonly string[]).includes(name) ||

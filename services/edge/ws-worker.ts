@@ -17,11 +17,7 @@ if (!port) throw new Error('services/edge/ws-worker.ts runs as a worker thread o
 const data = workerData as WorkerData;
 const send = (m: FromWorker) => port.postMessage(m);
 
-const config = loadEdgeConfig(process.env, {
-  EDGE_WS_PORT: data.wsPort,
-  EDGE_HTTP_PORT: 0,
-  EDGE_WS_THREADS: 1,
-});
+const config = loadEdgeConfig(process.env, { EDGE_WS_PORT: data.wsPort, EDGE_HTTP_PORT: 0 });
 const logger = createLogger('edge', config.process.logLevel).child({ thread: data.index });
 const edge = buildEdge({ config, logger, transports: [createWsTransport()] });
 // The thread's series stay apart from the main thread's in /metrics (sum them by `service`).

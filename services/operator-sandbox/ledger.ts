@@ -3,8 +3,9 @@
  * transaction that first locks the player's account row (an upsert, which takes the row lock), so
  * two callbacks of one player, including two copies of the same callback sent at once, run one
  * after the other; the second then finds the first's row and answers with its stored response.
- * Round trips are few on purpose (lock with the next id; the idempotency look-up; the rule's
- * look-ups; balance and movement written in one statement): under load each one waits for a core. Quirks (quirks.ts)
+ * Round trips are few on purpose, since under load each one waits for a core: BEGIN; the lock (with
+ * the next id) sent together with one read of all the rules need (readContext); balance and
+ * movement in one statement; COMMIT. The rules themselves (`decide`) are pure. Quirks (quirks.ts)
  * switch single rules off, for the conformance kit's tests; each is named where it bites.
  *
  * A free bet's registration (mode "free", amount 0) is booked as a bet that moves no money; its win

@@ -8,7 +8,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../lib/db/pool.ts';
-import { startCallbackSchema } from '../../tests/support/wallet-callbacks.ts';
+import type { CallbackJob } from '../../rules/wallet/bodies.ts';
+import { insertCallbacks, startCallbackSchema } from '../../tests/support/wallet-callbacks.ts';
 import { type AttemptRecord, finishAttempts, leaseCallbacks, SKIPPED } from './store.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
@@ -29,15 +30,20 @@ afterEach(async () => {
   await sql`delete from wallet_outbox`;
 });
 
-/** Inserts due callbacks: [txId, kind, betTxId, player, seq]. */
-async function due(rows: [number, string, number, string, number][], at = T0): Promise<void> {
-  for (const [txId, kind, betTxId, player, seq] of rows)
-    await sql`
-      insert into wallet_callbacks (tx_id, kind, bet_tx_id, operator_id, user_id, player_key, seq, job,
-                                    status, next_attempt_at, created_at, updated_at)
-      values (${txId}, ${kind}, ${betTxId}, 'op-1', ${player}, ${`op-1:${player}`}, ${seq},
-              ${sql.json({ kind, txId, betTxId } as never)}, 'due', ${at}, ${at}, ${at})`;
-}
+/** Inserts callbacks due at T0: [txId, kind, player] (tests/support/wallet-callbacks.ts: a win's or a
+ * close's bet is txId − 1, a player's callbacks are in txId order). */
+const due = (rows: [number, CallbackJob['kind'], string][]) =>
+  insertCallbacks(
+    sql,
+    rows.map(([txId, kind, userId]) => ({
+      txId,
+      kind,
+      userId,
+      status: 'due',
+      nextAttemptAt: T0,
+      updatedAt: T0,
+    })),
+  );
 
 const record = (over: Partial<AttemptRecord>): AttemptRecord => ({
   status: 'done',
@@ -73,9 +79,9 @@ const row = async (txId: number) => {
 describe('finishAttempts', () => {
   it('stores a batch in one statement, each result fenced by its own lease', async () => {
     await due([
-      [1, 'bet', 1, 'u-1', 1],
-      [3, 'bet', 3, 'u-2', 2],
-      [5, 'bet', 5, 'u-3', 3],
+      [1, 'bet', 'u-1'],
+      [3, 'bet', 'u-2'],
+      [5, 'bet', 'u-3'],
     ]);
     const leased = await leaseCallbacks(sql, 'saga-a', 10, T0, 15_000);
     expect(leased.map((c) => c.txId).sort()).toEqual([1, 3, 5]);
@@ -135,7 +141,7 @@ describe('finishAttempts', () => {
   });
 
   it('keeps nulls as nulls and the next attempt when the result has none', async () => {
-    await due([[7, 'close', 6, 'u-1', 1]]);
+    await due([[7, 'close', 'u-1']]);
     await leaseCallbacks(sql, 'saga-a', 10, T0, 15_000);
     const r = await finishAttempts(
       sql,
@@ -165,7 +171,7 @@ describe('finishAttempts', () => {
 
   it('stores nothing for an empty batch or callbacks it does not hold', async () => {
     expect(await finishAttempts(sql, 'saga-a', [], T0)).toEqual({ held: new Set(), outboxIds: [] });
-    await due([[9, 'bet', 9, 'u-1', 1]]);
+    await due([[9, 'bet', 'u-1']]);
     const r = await finishAttempts(sql, 'saga-a', [{ txId: 9, record: record({}) }], T0);
     expect(r.held.size).toBe(0);
     expect((await row(9))?.status).toBe('due');
@@ -175,10 +181,10 @@ describe('finishAttempts', () => {
 describe('leaseCallbacks', () => {
   it("leases a player's next debit and a bet's win only after its debit is stored", async () => {
     await due([
-      [11, 'bet', 11, 'u-1', 1],
-      [13, 'bet', 13, 'u-1', 2],
-      [12, 'win', 11, 'u-1', 3],
-      [21, 'bet', 21, 'u-2', 4],
+      [11, 'bet', 'u-1'],
+      [13, 'bet', 'u-1'],
+      [12, 'win', 'u-1'],
+      [21, 'bet', 'u-2'],
     ]);
     const first = await leaseCallbacks(sql, 'saga-a', 10, T0, 15_000);
     expect(first.map((c) => c.txId).sort()).toEqual([11, 21]);

@@ -222,51 +222,34 @@ export async function finishAttempts(
   now: number,
 ): Promise<FinishResult> {
   if (attempts.length === 0) return { held: new Set(), outboxIds: [] };
-  // Nulls travel as a '0'/'1' flag column beside '' (postgres.js sends neither a null nor a boolean
-  // inside an array parameter as such).
-  const text = (v: string | null) => v ?? '';
-  const has = (v: unknown) => (v === null ? '0' : '1');
   const rs = attempts.map((a) => a.record);
   const rows = await sql<{ tx_id: string | null; id: string | null }[]>`
     with t as (
       select * from unnest(
         ${attempts.map((a) => String(a.txId))}::bigint[],
         ${rs.map((r) => r.status)}::text[],
-        ${rs.map((r) => String(r.nextAttemptAt ?? 0))}::bigint[],
-        ${rs.map((r) => has(r.nextAttemptAt))}::text[],
-        ${rs.map((r) => text(r.answer))}::text[],
-        ${rs.map((r) => has(r.answer))}::text[],
-        ${rs.map((r) => text(r.code))}::text[],
-        ${rs.map((r) => has(r.code))}::text[],
-        ${rs.map((r) => text(r.error))}::text[],
-        ${rs.map((r) => has(r.error))}::text[],
-        ${rs.map((r) => text(r.request))}::text[],
-        ${rs.map((r) => has(r.request))}::text[],
-        ${rs.map((r) => text(r.response))}::text[],
-        ${rs.map((r) => has(r.response))}::text[],
-        ${rs.map((r) => r.event?.key ?? '')}::text[],
-        ${rs.map((r) => r.event?.value.toString('hex') ?? '')}::text[],
-        ${rs.map((r) => has(r.event))}::text[]
-      ) with ordinality as t(tx_id, status, next_at, has_next, answer, has_answer, code, has_code,
-                             error, has_error, request, has_request, response, has_response,
-                             key, value, has_event, n)
+        ${rs.map((r) => (r.nextAttemptAt === null ? null : String(r.nextAttemptAt)))}::bigint[],
+        ${rs.map((r) => r.answer)}::text[],
+        ${rs.map((r) => r.code)}::text[],
+        ${rs.map((r) => r.error)}::text[],
+        ${rs.map((r) => r.request)}::text[],
+        ${rs.map((r) => r.response)}::text[],
+        ${rs.map((r) => r.event?.key ?? null)}::text[],
+        ${rs.map((r) => r.event?.value.toString('hex') ?? null)}::text[]
+      ) with ordinality as t(tx_id, status, next_at, answer, code, error, request, response, key, value, n)
     ), u as (
       update wallet_callbacks w
-      set status = t.status,
-          next_attempt_at = case when t.has_next = '1' then t.next_at else w.next_attempt_at end,
+      set status = t.status, next_attempt_at = coalesce(t.next_at, w.next_attempt_at),
           lease_until = null, leased_by = null, updated_at = ${now},
-          last_answer = case when t.has_answer = '1' then t.answer end,
-          last_code = case when t.has_code = '1' then t.code end,
-          last_error = case when t.has_error = '1' then t.error end,
-          last_request = case when t.has_request = '1' then t.request end,
-          last_response = case when t.has_response = '1' then t.response end
+          last_answer = t.answer, last_code = t.code, last_error = t.error,
+          last_request = t.request, last_response = t.response
       from t
       where w.tx_id = t.tx_id and w.status = 'in_flight' and w.leased_by = ${owner}
       returning w.tx_id
     ), o as (
       insert into wallet_outbox (key, value)
       select t.key, decode(t.value, 'hex') from t
-      where t.has_event = '1' and t.tx_id in (select tx_id from u)
+      where t.key is not null and t.tx_id in (select tx_id from u)
       order by t.n
       returning id
     )
