@@ -16,6 +16,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # The root package's postinstall (a no-op on this glibc) runs before the rest of the context is copied.
 COPY scripts/uws-glibc.ts ./scripts/
+# Our fixes to dependencies (patches/, applied by patch-package in the postinstall).
+COPY patches ./patches/
 RUN npm install --no-fund --no-audit
 COPY . .
 RUN npm run build
@@ -28,7 +30,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # No install scripts: among production dependencies only protobufjs (a version notice) and the
 # optional ws accelerators bufferutil/utf-8-validate (ws falls back to JavaScript) have one.
-RUN npm install --omit=dev --ignore-scripts --no-fund --no-audit
+# Our fixes to dependencies (patches/) are applied explicitly, as install scripts are off.
+COPY patches ./patches/
+RUN npm install --omit=dev --ignore-scripts --no-fund --no-audit && npx patch-package
 
 FROM ${NODE_IMAGE} AS runtime
 # openssl: scripts/dev-cert.sh makes the WebTransport edge's development certificate.

@@ -19,11 +19,18 @@ BIN="$ROOT/node_modules/.bin"
 
 INFRA_OWNED_FILE="$(mktemp "${TMPDIR:-/tmp}/casino-test.XXXXXX")"
 export INFRA_OWNED_FILE
+# Each vitest tier also writes a JSON report here; the run's last line adds them up
+# (scripts/test-summary.ts: "tests: N passed, N failed, N skipped", the plain form CI reads).
+REPORT_DIR="$(mktemp -d "${TMPDIR:-/tmp}/casino-test-reports.XXXXXX")"
+REPORTS=("$REPORT_DIR/unit.json" "$REPORT_DIR/int.json" "$REPORT_DIR/e2e.json")
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
   bash scripts/infra.sh down >/dev/null 2>&1 || say test "stopping the infrastructure failed"
   rm -f "$INFRA_OWNED_FILE"
+  printf '\n'
+  node scripts/test-summary.ts "${REPORTS[@]}" 2>&1 || true
+  rm -rf "$REPORT_DIR"
   exit "$rc"
 }
 trap cleanup EXIT
@@ -42,7 +49,15 @@ step "$BIN/biome" check --no-errors-on-unmatched .
 step "$BIN/tsc" --noEmit -p tsconfig.json
 # The WebTransport edge runs on Deno, outside tsconfig.json: Deno type-checks it.
 step "$BIN/deno" check --unstable-net services/edge-webtransport/main.ts
-step "$BIN/vitest" run --project unit
+# tier NAME [VAR=value...]: vitest for one tier with the variables given, printing its usual report
+# and writing its JSON report for the closing line.
+tier() {
+  local name="$1"
+  shift
+  env "$@" "$BIN/vitest" run --project "$name" \
+    --reporter=default --reporter=json --outputFile.json="$REPORT_DIR/$name.json"
+}
+step tier unit
 
 step bash scripts/infra.sh up
 # For the tests only: exported, they would make `infra.sh down` treat the local servers as external.
@@ -50,6 +65,6 @@ tier_env=(
   KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-19092}}"
   DATABASE_URL="${DATABASE_URL:-postgres://casino:casino@127.0.0.1:${PGPORT:-55432}/casino}"
 )
-step env "${tier_env[@]}" "$BIN/vitest" run --project int
-step env "${tier_env[@]}" "$BIN/vitest" run --project e2e
-printf '\n=== all checks passed\n'
+step tier int "${tier_env[@]}"
+step tier e2e "${tier_env[@]}"
+printf '\n=== every step succeeded\n'
