@@ -5,7 +5,11 @@
  * - WALLET_SAGA_HTTP_PORT: the /health, /ready, /metrics listener on API_HOST (8091; 0 = any).
  * - WALLET_SAGA_GROUP: consumer group of the bet processes on wallet-transactions, shared by every
  *   instance (wallet-saga).
- * - WALLET_SAGA_MAX_IN_FLIGHT: callbacks one instance sends at once (256).
+ * - WALLET_SAGA_MAX_IN_FLIGHT: callbacks one instance holds leased at once, sent or waiting for a
+ *   slot (256).
+ * - WALLET_SAGA_OPERATOR_CONCURRENCY: callbacks one instance sends at once to one operator (64);
+ *   of those waiting, debits, wins and rollbacks go in arrival order before round closes
+ *   (send-queue.ts, rules/wallet/priority.ts).
  * - WALLET_SAGA_CACHE_MS: how long an operator's configuration row is cached (5000 ms).
  * - WALLET_SAGA_POLL_MS: longest wait between two looks for due callbacks (200 ms).
  * - WALLET_SAGA_LEASE_MS: how long a leased callback stays with its instance before another may
@@ -37,6 +41,7 @@ export const walletSagaSection = section({
     WALLET_SAGA_HTTP_PORT: port.default(8091),
     WALLET_SAGA_GROUP: z.string().min(1).default('wallet-saga'),
     WALLET_SAGA_MAX_IN_FLIGHT: int(1, 100_000).default(256),
+    WALLET_SAGA_OPERATOR_CONCURRENCY: int(1, 10_000).default(64),
     WALLET_SAGA_CACHE_MS: int(0, 3_600_000).default(5_000),
     WALLET_SAGA_POLL_MS: int(10, 60_000).default(200),
     WALLET_SAGA_LEASE_MS: int(1_000, 600_000).default(15_000),
@@ -49,6 +54,8 @@ export const walletSagaSection = section({
     httpPort: r.WALLET_SAGA_HTTP_PORT,
     group: r.WALLET_SAGA_GROUP,
     maxInFlight: r.WALLET_SAGA_MAX_IN_FLIGHT,
+    /** Callbacks sent at once to one operator. */
+    operatorConcurrency: r.WALLET_SAGA_OPERATOR_CONCURRENCY,
     /** Operator configuration cache lifetime, ms. */
     cacheMs: r.WALLET_SAGA_CACHE_MS,
     /** ms */

@@ -12,6 +12,10 @@
  * win or rollback in retry holds nothing back (it sits in the table until its time). A bet
  * callback's answer also moves the operator's circuit breaker (lib/db/operator-breakers.ts).
  *
+ * Sending: a leased callback waits for one of its operator's send slots (send-queue.ts; round
+ * closes after debits, wins and rollbacks); its timeout starts when it is sent, and its lease is
+ * extended first when the wait left too little of it.
+ *
  * Batching: the answers that come in while a batch of results is being stored are stored together
  * in one statement (store.ts finishAttempts), their facts appended together (outbox.ts).
  *
@@ -22,7 +26,7 @@
 
 import { type ProbeTarget, updateBreaker } from '../../lib/db/operator-breakers.ts';
 import type { Sql } from '../../lib/db/pool.ts';
-import { answerOf, type CallbackClient, type Exchange } from '../../lib/http/callback-client.ts';
+import { answerOf, type CallbackClient } from '../../lib/http/callback-client.ts';
 import { encodeEvent, walletKey } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Currencies } from '../../rules/money/currencies.ts';
@@ -34,6 +38,7 @@ import type { Directory } from './directory.ts';
 import type { SagaMetrics } from './metrics.ts';
 import type { Outbox } from './outbox.ts';
 import { SendOrder } from './send-order.ts';
+import type { SendQueue } from './send-queue.ts';
 import {
   type AttemptRecord,
   extendLease,
@@ -57,8 +62,10 @@ export interface DispatcherDeps {
   readonly now: () => number;
   /** Uniform in [0, 1). */
   readonly random: () => number;
-  /** Callbacks sent at once by this instance. */
+  /** Callbacks leased at once by this instance (sent, or waiting in `sendQueue`). */
   readonly maxInFlight: number;
+  /** Who is sent first, and how many at once, to each operator. */
+  readonly sendQueue: SendQueue;
   /** Longest sleep between two looks at the table, ms. */
   readonly pollMs: number;
   /** How long a lease lasts, ms; an operator whose timeout is longer gets its lease extended first. */
@@ -112,7 +119,7 @@ function unsendable(job: CallbackJob, attempts: number, reason: string, at: numb
 
 /** Builds the dispatcher; nothing runs before `start`. */
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
-  const { sql, metrics, now } = deps;
+  const { sql, metrics, now, sendQueue } = deps;
   const log = deps.logger.child({ component: 'wallet-dispatcher' });
   const running = new Set<Promise<void>>();
   let stopped = false;
@@ -214,23 +221,33 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         await finish(c, record);
         return;
       }
-      if (op.timeoutMs + deps.leaseMarginMs > deps.leaseMs)
-        await extendLease(sql, deps.owner, c.txId, now() + op.timeoutMs + deps.leaseMarginMs);
-      const end = metrics.attemptSeconds.startTimer({ kind: job.kind });
-      // A bet's answer reaches the breaker in the order the bets were sent (send-order.ts).
+      // Waits for one of the operator's slots, behind callbacks a player waits on more (send-queue.ts).
       const operatorId = job.bet.operator_id;
-      const seq = job.kind === 'bet' ? breakerOrder.sent(operatorId) : undefined;
-      let ex: Exchange;
-      let answer: Answer | null = null;
-      try {
-        // Signed at the wall-clock time: operators check webhook-timestamp against theirs, whatever
-        // clock schedules the retries.
-        ex = await deps.client.send(req, op.signingSecret, op.timeoutMs, Date.now());
-        end();
-        answer = answerOf(ex, op.answers, { ...req, kind: job.kind });
-      } finally {
-        if (seq !== undefined) breakerOrder.answered(operatorId, seq, answer && { job, answer });
+      const sent = await sendQueue.run(operatorId, job.kind, async () => {
+        // The lease must outlast this attempt from now on (the wait above spent some of it).
+        const needed = now() + op.timeoutMs + deps.leaseMarginMs;
+        if (needed > c.leaseUntil && !(await extendLease(sql, deps.owner, c.txId, needed))) return null;
+        const end = metrics.attemptSeconds.startTimer({ kind: job.kind });
+        // A bet's answer reaches the breaker in the order the bets were sent (send-order.ts).
+        const seq = job.kind === 'bet' ? breakerOrder.sent(operatorId) : undefined;
+        let answer: Answer | null = null;
+        try {
+          // Signed at the wall-clock time: operators check webhook-timestamp against theirs, whatever
+          // clock schedules the retries.
+          const ex = await deps.client.send(req, op.signingSecret, op.timeoutMs, Date.now());
+          end();
+          answer = answerOf(ex, op.answers, { ...req, kind: job.kind });
+          return { ex, answer };
+        } finally {
+          if (seq !== undefined) breakerOrder.answered(operatorId, seq, answer && { job, answer });
+        }
+      });
+      if (sent === null) {
+        // Another instance took the callback while it waited here: that instance sends it (same id).
+        log.warn({ txId: job.txId, kind: job.kind }, 'lease lost before sending; the new holder sends it');
+        return;
       }
+      const { ex, answer } = sent;
       metrics.attempts.inc({ kind: job.kind, answer: answer.class });
       const at = now();
       const r = afterAttempt(job, answer, c.attempts, op.retrySchedule, at, deps.random());
@@ -326,12 +343,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         const wasFull = running.size >= deps.maxInFlight;
         running.delete(p);
         metrics.inFlight.set(running.size);
+        metrics.sendWaiting.set(sendQueue.waiting);
         settleIdle();
         // Stored results wake the table themselves; here only room that opened up does.
         if (wasFull) wake();
       });
     running.add(p);
     metrics.inFlight.set(running.size);
+    metrics.sendWaiting.set(sendQueue.waiting);
   };
 
   let lookDone: Promise<void> = Promise.resolve();

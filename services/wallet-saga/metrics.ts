@@ -19,6 +19,8 @@ export interface SagaMetrics {
   readonly parked: Counter<'kind'>;
   /** Callbacks leased by this instance and not finished. */
   readonly inFlight: Gauge;
+  /** Of those, the ones waiting for a send slot of their operator (send-queue.ts). */
+  readonly sendWaiting: Gauge;
   /** Callbacks waiting, by status (due, in_flight, parked), all instances (sampled). */
   readonly waiting: Gauge<'status'>;
   /** Seconds per HTTP attempt by kind. */
@@ -63,6 +65,11 @@ export function createSagaMetrics(registry: Registry = createServiceRegistry('wa
     inFlight: new Gauge({
       name: 'wallet_saga_in_flight',
       help: 'Callbacks leased by this instance and not finished',
+      registers,
+    }),
+    sendWaiting: new Gauge({
+      name: 'wallet_saga_send_waiting',
+      help: 'Callbacks leased by this instance and waiting for a send slot of their operator',
       registers,
     }),
     waiting: new Gauge({

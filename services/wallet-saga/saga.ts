@@ -34,6 +34,7 @@ import { createSagaMetrics, type SagaMetrics } from './metrics.ts';
 import { createOutbox, type Outbox } from './outbox.ts';
 import { createProber, type Prober } from './prober.ts';
 import { processesSpec } from './processes.ts';
+import { SendQueue } from './send-queue.ts';
 
 export interface WalletSagaDeps {
   readonly config: Pick<WalletSagaConfig, 'kafka' | 'walletSaga' | 'db' | 'money'>;
@@ -69,7 +70,10 @@ export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
   const now = deps.now ?? Date.now;
   const metrics = createSagaMetrics();
   const directory: Directory = createDirectory(sql, cfg.cacheMs);
-  const client: CallbackClient = createCallbackClient();
+  // As many sockets per operator as the send queue lets callbacks through (so the agent never
+  // queues), and one more for the breaker's balance probe.
+  const sendQueue = new SendQueue(cfg.operatorConcurrency);
+  const client: CallbackClient = createCallbackClient(cfg.operatorConcurrency + 1);
   const producer: Producer = kafka.producer({
     idempotent: true,
     maxInFlightRequests: 1,
@@ -93,6 +97,7 @@ export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
     now,
     random: deps.random ?? Math.random,
     maxInFlight: cfg.maxInFlight,
+    sendQueue,
     pollMs: cfg.pollMs,
     leaseMs: cfg.leaseMs,
     leaseMarginMs: 5_000,

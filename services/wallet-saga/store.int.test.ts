@@ -4,13 +4,14 @@
  * its own lease (a result whose lease another instance took is not stored, and its event is not
  * added), nulls stay nulls, a retry keeps or moves its next attempt, and the events reach the outbox
  * in the batch's order; `leaseCallbacks` keeps a player's debits in order and a bet's win behind
- * its debit.
+ * its debit and says until when each lease holds; `extendLease` moves a lease only for its holder
+ * and says whether it still held it.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../lib/db/pool.ts';
 import type { CallbackJob } from '../../rules/wallet/bodies.ts';
 import { insertCallbacks, startCallbackSchema } from '../../tests/support/wallet-callbacks.ts';
-import { type AttemptRecord, finishAttempts, leaseCallbacks, SKIPPED } from './store.ts';
+import { type AttemptRecord, extendLease, finishAttempts, leaseCallbacks, SKIPPED } from './store.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
 let db: Awaited<ReturnType<typeof startCallbackSchema>>;
@@ -191,5 +192,24 @@ describe('leaseCallbacks', () => {
     await finishAttempts(sql, 'saga-a', [{ txId: 11, record: record({}) }], T0 + 5);
     const second = await leaseCallbacks(sql, 'saga-a', 10, T0 + 5, 15_000);
     expect(second.map((c) => c.txId).sort()).toEqual([12, 13]);
+  });
+});
+
+describe('extendLease', () => {
+  it('moves the lease of its holder, and tells a holder whose lease another instance took', async () => {
+    await due([[31, 'win', 'u-3']]);
+    const [leased] = await leaseCallbacks(sql, 'saga-a', 10, T0, 15_000);
+    expect(leased?.leaseUntil).toBe(T0 + 15_000);
+    // Waited in the send queue: the lease is moved to cover the attempt from now on.
+    expect(await extendLease(sql, 'saga-a', 31, T0 + 25_000)).toBe(true);
+    expect((await row(31))?.lease_until).toBe(String(T0 + 25_000));
+    // It never moves back.
+    expect(await extendLease(sql, 'saga-a', 31, T0 + 20_000)).toBe(true);
+    expect((await row(31))?.lease_until).toBe(String(T0 + 25_000));
+    // The lease ran out and saga-b took the callback: saga-a learns it and changes nothing.
+    const [taken] = await leaseCallbacks(sql, 'saga-b', 10, T0 + 25_001, 15_000);
+    expect(taken?.txId).toBe(31);
+    expect(await extendLease(sql, 'saga-a', 31, T0 + 60_000)).toBe(false);
+    expect(await row(31)).toMatchObject({ leased_by: 'saga-b', lease_until: String(T0 + 40_001) });
   });
 });

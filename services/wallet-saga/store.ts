@@ -123,6 +123,8 @@ export interface LeasedCallback {
   /** This attempt's number, 1-based. */
   readonly attempts: number;
   readonly playerKey: string;
+  /** When this lease runs out, Unix ms (`extendLease` moves it in the table, not here). */
+  readonly leaseUntil: number;
 }
 
 /**
@@ -164,6 +166,7 @@ export async function leaseCallbacks(
     job: (typeof r.job === 'string' ? JSON.parse(r.job) : r.job) as CallbackJob,
     attempts: Number(r.attempts),
     playerKey: r.player_key,
+    leaseUntil: now + leaseMs,
   }));
 }
 
@@ -282,9 +285,14 @@ export async function releaseLease(
     where tx_id = ${txId} and status = 'in_flight' and leased_by = ${owner}`;
 }
 
-/** Moves `owner`'s lease of `txId` to `until` (Unix ms), before an attempt longer than a lease. */
-export async function extendLease(sql: Sql, owner: string, txId: number, until: number): Promise<void> {
-  await sql`
+/**
+ * Moves `owner`'s lease of `txId` to `until` (Unix ms) before an attempt that would outlast it.
+ * @returns whether `owner` still held the lease (false: it ran out and another instance took it,
+ *   or the callback is no longer in flight; nothing was changed).
+ */
+export async function extendLease(sql: Sql, owner: string, txId: number, until: number): Promise<boolean> {
+  const r = await sql`
     update wallet_callbacks set lease_until = greatest(lease_until, ${until})
     where tx_id = ${txId} and status = 'in_flight' and leased_by = ${owner}`;
+  return r.count > 0;
 }
