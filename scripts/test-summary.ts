@@ -7,7 +7,9 @@
  * tell a run that executed tests from one that executed none, and the plain "N passed, N failed"
  * line is the form it reads in any language. A tier that did not run (the script stopped earlier)
  * has no report and counts nothing; a report that cannot be read is named on stderr and counts as
- * one failure, so a broken report never reads as a clean run.
+ * one failure, so a broken report never reads as a clean run; so does a test file that failed
+ * without a failing test (it could not be loaded, or a hook failed: vitest reports its tests as
+ * skipped and its failed-test count stays 0).
  *
  * Usage: node scripts/test-summary.ts <report.json>...   (prints to stdout; exit 0)
  */
@@ -19,7 +21,18 @@ interface JsonReport {
   readonly numFailedTests: number;
   readonly numPendingTests: number;
   readonly numTodoTests: number;
+  /** One per test file: a file that failed to load or in a hook is `failed` with no failed test. */
+  readonly testResults?: readonly {
+    readonly status?: string;
+    readonly assertionResults?: readonly { readonly status?: string }[];
+  }[];
 }
+
+/** Test files that failed without a failing test of their own (an import error, a failing hook). */
+const failedFilesWithoutFailedTest = (r: Partial<JsonReport>): number =>
+  (r.testResults ?? []).filter(
+    (f) => f.status === 'failed' && !(f.assertionResults ?? []).some((a) => a.status === 'failed'),
+  ).length;
 
 /** Counts of one or more tiers. */
 export interface Counts {
@@ -43,7 +56,8 @@ export function sumReports(files: readonly string[]): Counts {
       const fields = [r.numPassedTests, r.numFailedTests, r.numPendingTests, r.numTodoTests];
       if (!fields.every(isCount)) throw new Error('missing or non-integer test counts');
       total.passed += r.numPassedTests as number;
-      total.failed += r.numFailedTests as number;
+      // A file that never ran its tests counts as one failure (its tests are reported skipped).
+      total.failed += (r.numFailedTests as number) + failedFilesWithoutFailedTest(r);
       total.skipped += (r.numPendingTests as number) + (r.numTodoTests as number);
     } catch (err) {
       process.stderr.write(`[test] report ${file} unreadable: ${(err as Error).message}\n`);

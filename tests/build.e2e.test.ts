@@ -19,7 +19,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import {
-  copyFileSync,
+  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -120,7 +120,8 @@ beforeAll(() => {
   const deps = depsStage();
   for (const c of copiesOf(deps)) {
     expect(c.from, `${deps.name}: COPY from another stage`).toBeUndefined();
-    for (const src of c.sources) copyFileSync(join(ROOT, src), join(app, src));
+    // A source is a file or a folder (COPY patches ./patches/), copied whole either way.
+    for (const src of c.sources) cpSync(join(ROOT, src), join(app, src), { recursive: true });
   }
   for (const run of runsOf(deps)) {
     expect(run, `${deps.name}: only npm commands are reproduced`).toMatch(/^npm\s/);
@@ -193,6 +194,11 @@ describe('production build', () => {
       'installed but not in the lock',
     ).toEqual([]);
     expect(have.filter((p) => lock.packages[p]?.dev)).toEqual([]);
+  });
+
+  it('that install carries our patches to dependencies (patches/, applied without install scripts)', () => {
+    const patched = readFileSync(join(app, 'node_modules/kafkajs/src/network/requestQueue/index.js'), 'utf8');
+    expect(patched).toContain('Math.max(1, scheduleAt)');
   });
 
   it("starts the compiled API from it after compose init's compiled scripts, /health 200", async () => {

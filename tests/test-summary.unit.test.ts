@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { closingLine, sumReports } from './test-summary.ts';
+import { closingLine, sumReports } from '../scripts/test-summary.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'test-summary-'));
 const report = (name: string, body: unknown): string => {
@@ -35,11 +35,25 @@ describe('the closing line of npm test', () => {
     expect(sumReports(files)).toEqual({ passed: 0, failed: 2, skipped: 0 });
   });
 
+  it('counts a test file that failed to load (its tests skipped, no failed test) as a failure', () => {
+    // The shape vitest wrote for tests/build.e2e.test.ts when its beforeAll threw (2026-11-27).
+    const loadFailure = {
+      ...counts(94, 0, 6),
+      testResults: [
+        { status: 'passed', assertionResults: [{ status: 'passed' }] },
+        { status: 'failed', message: 'EISDIR', assertionResults: [{ status: 'skipped' }] },
+        { status: 'failed', assertionResults: [{ status: 'failed' }, { status: 'passed' }] },
+      ],
+      numFailedTests: 1,
+    };
+    expect(sumReports([report('load.json', loadFailure)])).toEqual({ passed: 94, failed: 2, skipped: 6 });
+  });
+
   it('prints the line in the plain "N passed, N failed" form when run as a script', () => {
     const out = execFileSync(process.execPath, [
       '--import',
       'tsx',
-      join(import.meta.dirname, 'test-summary.ts'),
+      join(import.meta.dirname, '../scripts/test-summary.ts'),
       report('s.json', counts(7, 0)),
     ]).toString();
     expect(out).toBe('tests: 7 passed, 0 failed, 0 skipped\n');
