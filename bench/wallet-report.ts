@@ -8,15 +8,40 @@ import type { RetryPolicy } from '../rules/retry/schedule.ts';
 import { report } from './lib.ts';
 import type { ScenarioResult } from './wallet-e2e.ts';
 import type { RawResult } from './wallet-raw.ts';
+import type { UsageDelta } from './wallet-usage.ts';
 
-/** One stack's runs: its raw baseline and its scenarios. */
+/** One stack's runs: its raw baseline (with the CPU the machine used meanwhile) and its scenarios. */
 export interface StackRun {
   readonly instances: number;
   readonly raw: RawResult;
+  readonly rawUsage: UsageDelta;
   readonly scenarios: ScenarioResult[];
 }
 
+/**
+ * The CPU bound on the issue 12 ratio, from what the machine used (all cores busy, /proc/stat): CPU
+ * ms per raw bet+win pair during the baseline, and per settled bet in a scenario (its share of
+ * everything that ran: API, engine, projector, settlement, saga, Kafka, Postgres, the sandbox and
+ * the bench's players). On `cores` cores a run bound by CPU settles at most cores ÷ (CPU per
+ * settled bet), so that ÷ the raw pair rate bounds the ratio this machine can show, whatever the
+ * latency. Approximate: CPU per bet may fall somewhat under heavier load (bigger batches).
+ * @returns ms per pair, ms per settled bet, the most settled/s on `cores`, and that ÷ raw pairs/s.
+ */
+export function cpuBound(
+  raw: RawResult,
+  rawUsage: UsageDelta,
+  scenario: ScenarioResult,
+  cores: number,
+): { msPerPair: number; msPerSettled: number; maxSettledPerS: number; ceiling: number } {
+  const msPerPair = ((rawUsage.machineCores * rawUsage.seconds) / raw.pairs) * 1000;
+  const msPerSettled = ((scenario.usage.machineCores * scenario.usage.seconds) / scenario.settled) * 1000;
+  const maxSettledPerS = (cores * 1000) / msPerSettled;
+  return { msPerPair, msPerSettled, maxSettledPerS, ceiling: maxSettledPerS / raw.pairsPerS };
+}
+
 export interface ReportOptions {
+  /** Cores of this machine (the CPU bound). */
+  readonly cores: number;
   readonly game: string;
   readonly speed: number;
   readonly players: number;
@@ -175,6 +200,20 @@ function printRatios(runs: readonly StackRun[], o: ReportOptions): Record<string
   console.log(
     `1×1 settled/s ÷ raw bet+win pairs/s: ${f1(sat1?.settledPerS)} ÷ ${f1(one?.raw.pairsPerS)} = ${pct(ratios.settledPerRawPair as number)}`,
   );
+  if (one && sat1 && sat1.settled > 0) {
+    const b = cpuBound(one.raw, one.rawUsage, sat1, o.cores);
+    Object.assign(ratios, {
+      cpuMsPerRawPair: b.msPerPair,
+      cpuMsPerSettledBet: b.msPerSettled,
+      cpuBoundSettledPerS: b.maxSettledPerS,
+      cpuBoundRatio: b.ceiling,
+    });
+    console.log(
+      `CPU bound: the machine spent ${f2(b.msPerPair)} CPU-ms per raw pair (${f2(one.rawUsage.machineCores)} cores busy) and ` +
+        `${f2(b.msPerSettled)} CPU-ms per settled bet (${f2(sat1.usage.machineCores)} cores busy); on ${o.cores} cores at most ` +
+        `${f1(b.maxSettledPerS)} settled/s = ${pct(b.ceiling)} of the raw pair rate`,
+    );
+  }
   console.log(
     `1×1 paced at ${f1(paced1?.betsPerS)} bets/s (asked ${o.rate}): round end → win booked p50 ${f1(ratios.pacedP50Ms)} ms, ` +
       `p99 ${f1(ratios.pacedP99Ms)} ms = ${f2(ratios.pacedP99OverRawRequestP99)}× the raw callback request p99 (${f1(one?.raw.requestP99Ms)} ms, saturated)`,

@@ -11,6 +11,8 @@
  * 4. both again on the first stack with `--fault-rate` of callbacks answered 500 (the operator
  *    row's retry policy is a short schedule, so retried wins finish within the run; a failed
  *    debit is rolled back, so those bets end rejected).
+ * 5. the CPU bound: CPU-ms the whole machine spent per raw pair and per settled bet, and the most
+ *    settled/s (and ratio to the raw rate) this machine's cores allow at that cost.
  * Prints tables and ratios, CPU per process and the machine's load (the players, collector and
  * baseline run in this process on the same cores as the services, Kafka and Postgres), writes
  * bench/results/wallet-<time>.json; asserts nothing.
@@ -42,6 +44,7 @@ import { benchRawCallbacks } from './wallet-raw.ts';
 import { printWalletReport, type StackRun } from './wallet-report.ts';
 import { startWalletStack } from './wallet-stack.ts';
 import { BetTracker } from './wallet-track.ts';
+import { usageDelta, usageSnapshot } from './wallet-usage.ts';
 import { RoundWindows } from './wallet-windows.ts';
 
 /** Scenarios of the first stack; the scale-out stack runs the first two of those chosen. */
@@ -123,6 +126,7 @@ async function runStack(instances: number, withFaults: boolean): Promise<StackRu
   const windows = new RoundWindows(game);
   const collector = await startCollector(stack, tracker, windows);
   try {
+    const beforeRaw = await usageSnapshot(stack);
     const raw = await benchRawCallbacks({
       sandboxUrl: stack.sandboxUrl,
       secret: stack.sandboxSecret,
@@ -130,6 +134,7 @@ async function runStack(instances: number, withFaults: boolean): Promise<StackRu
       seconds: opts.rawSeconds,
       timeoutMs,
     });
+    const rawUsage = usageDelta(beforeRaw, await usageSnapshot(stack));
     const base = {
       game,
       players: opts.players,
@@ -153,7 +158,7 @@ async function runStack(instances: number, withFaults: boolean): Promise<StackRu
       await setFaults(stack.sandboxUrl, faults ? [{ mode: 'error500', probability: opts.faultRate }] : []);
       scenarios.push(await run(name, name.startsWith('saturated') ? saturated : paced));
     }
-    return { instances, raw, scenarios };
+    return { instances, raw, rawUsage, scenarios };
   } catch (err) {
     throw new Error(`${(err as Error).message}\n${stack.logs()}`);
   } finally {
@@ -174,7 +179,7 @@ try {
   const runs = [await runStack(1, true)];
   if (opts.instances > 1) runs.push(await runStack(opts.instances, false));
   console.log(`load at the end: ${load()}`);
-  const ratios = printWalletReport(runs, { ...opts, retryPolicy, timeoutMs });
+  const ratios = printWalletReport(runs, { ...opts, cores: cpus().length, retryPolicy, timeoutMs });
   const file = writeResults('wallet', { options: { ...opts, retryPolicy, timeoutMs }, runs, ratios });
   console.log(`results: ${file}`);
 } catch (err) {
