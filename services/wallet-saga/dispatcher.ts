@@ -13,8 +13,11 @@
  * callback's answer also moves the operator's circuit breaker (lib/db/operator-breakers.ts).
  *
  * Sending: a leased callback waits for one of its operator's send slots (send-queue.ts; round
- * closes after debits, wins and rollbacks); its timeout starts when it is sent, and its lease is
- * extended first when the wait left too little of it.
+ * closes after debits, wins and rollbacks); its timeout starts when it is sent. While it waits, the
+ * lease keeper renews its lease every third of a lease, so it never runs out in the queue (and is
+ * not leased again, even by this instance); just before sending, the lease is extended to cover
+ * the attempt. Every lease is fenced by its attempt number (store.ts): a copy whose lease was taken
+ * over sends nothing and stores nothing. At stop, callbacks still waiting give their leases back.
  *
  * Batching: the answers that come in while a batch of results is being stored are stored together
  * in one statement (store.ts finishAttempts), their facts appended together (outbox.ts).
@@ -41,10 +44,11 @@ import { SendOrder } from './send-order.ts';
 import type { SendQueue } from './send-queue.ts';
 import {
   type AttemptRecord,
-  extendLease,
+  extendLeases,
   finishAttempts,
   type LeasedCallback,
   leaseCallbacks,
+  leaseKey,
   releaseLease,
   SKIPPED,
 } from './store.ts';
@@ -128,6 +132,29 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   let looking = false;
   let again = false;
   const idleWaiters: Array<() => void> = [];
+
+  /**
+   * Leased callbacks waiting for a send slot: until when each lease holds (Unix ms), and whether it
+   * was found taken over (then it is not sent).
+   */
+  const waiting = new Map<LeasedCallback, { until: number; lost: boolean }>();
+  let keeper: NodeJS.Timeout | null = null;
+  /** Renews the leases of the callbacks waiting for a slot; marks those found taken over. */
+  const keepLeases = async (): Promise<void> => {
+    const entries = [...waiting];
+    if (entries.length === 0) return;
+    const until = now() + deps.leaseMs;
+    const held = await extendLeases(
+      sql,
+      deps.owner,
+      entries.map(([c]) => c),
+      until,
+    );
+    for (const [c, w] of entries) {
+      if (held.has(leaseKey(c))) w.until = Math.max(w.until, until);
+      else w.lost = true;
+    }
+  };
 
   const settleIdle = () => {
     if (running.size === 0) for (const w of idleWaiters.splice(0)) w();
@@ -223,10 +250,15 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       }
       // Waits for one of the operator's slots, behind callbacks a player waits on more (send-queue.ts).
       const operatorId = job.bet.operator_id;
+      const lease = { until: c.leaseUntil, lost: false };
+      waiting.set(c, lease);
       const sent = await sendQueue.run(operatorId, job.kind, async () => {
-        // The lease must outlast this attempt from now on (the wait above spent some of it).
+        waiting.delete(c);
+        if (lease.lost || stopped) return null;
+        // The lease must outlast this attempt from now on.
         const needed = now() + op.timeoutMs + deps.leaseMarginMs;
-        if (needed > c.leaseUntil && !(await extendLease(sql, deps.owner, c.txId, needed))) return null;
+        if (needed > lease.until && !(await extendLeases(sql, deps.owner, [c], needed)).has(leaseKey(c)))
+          return null;
         const end = metrics.attemptSeconds.startTimer({ kind: job.kind });
         // A bet's answer reaches the breaker in the order the bets were sent (send-order.ts).
         const seq = job.kind === 'bet' ? breakerOrder.sent(operatorId) : undefined;
@@ -243,8 +275,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         }
       });
       if (sent === null) {
-        // Another instance took the callback while it waited here: that instance sends it (same id).
-        log.warn({ txId: job.txId, kind: job.kind }, 'lease lost before sending; the new holder sends it');
+        // Stopping (stop() gave the lease back), or the lease was taken over while it waited here:
+        // the holder sends it (same id). Nothing was sent; nothing is stored.
+        if (!stopped)
+          log.warn({ txId: job.txId, kind: job.kind }, 'lease lost before sending; the new holder sends it');
         return;
       }
       const { ex, answer } = sent;
@@ -302,7 +336,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           const r = await finishAttempts(
             sql,
             deps.owner,
-            batch.map((f) => ({ txId: f.c.txId, record: f.record })),
+            batch.map((f) => ({ txId: f.c.txId, attempts: f.c.attempts, record: f.record })),
             now(),
           );
           metrics.finishBatch.observe(batch.length);
@@ -333,11 +367,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   const track = (c: LeasedCallback) => {
     const p = attempt(c)
+      .finally(() => waiting.delete(c))
       .catch(async (err) => {
         // The result could not be stored or appended: give the lease back when we can (the
         // outbox relay appends a stored result; an unstored one is sent again, same id).
         log.error({ err, txId: c.txId }, 'callback attempt could not be finished; tried again in 5 s');
-        await releaseLease(sql, deps.owner, c.txId, now(), now() + 5_000).catch(() => {});
+        await releaseLease(sql, deps.owner, c, now(), now() + 5_000).catch(() => {});
       })
       .finally(() => {
         const wasFull = running.size >= deps.maxInFlight;
@@ -372,7 +407,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         const leased = await leaseCallbacks(sql, deps.owner, Math.min(room, 64), now(), deps.leaseMs);
         if (stopped) {
           // Stopped while leasing: give these back untouched, due at once for whoever runs next.
-          for (const c of leased) await releaseLease(sql, deps.owner, c.txId, now(), now()).catch(() => {});
+          for (const c of leased) await releaseLease(sql, deps.owner, c, now(), now()).catch(() => {});
           break;
         }
         for (const c of leased) track(c);
@@ -405,15 +440,30 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (started) return;
       started = true;
       void look().finally(schedule);
+      keeper = setInterval(
+        () =>
+          void keepLeases().catch((err) =>
+            log.warn({ err: (err as Error).message }, 'renewing the leases of waiting callbacks failed'),
+          ),
+        Math.max(100, Math.floor(deps.leaseMs / 3)),
+      );
     },
     wake,
     async stop(graceMs) {
       stopped = true;
       if (timer) clearTimeout(timer);
       timer = null;
+      if (keeper) clearInterval(keeper);
+      keeper = null;
       // A lease in progress ends first (what it leased is then given back), so nothing is in
       // flight that the wait below does not see.
       await lookDone;
+      // Callbacks still waiting for a send slot are not sent: their leases go back, due at once for
+      // whoever runs next (this instance after a restart, or another).
+      const unsent = [...waiting.keys()];
+      for (const w of waiting.values()) w.lost = true;
+      waiting.clear();
+      await Promise.all(unsent.map((c) => releaseLease(sql, deps.owner, c, now(), now()).catch(() => {})));
       if (running.size > 0)
         await Promise.race([
           Promise.allSettled([...running]),

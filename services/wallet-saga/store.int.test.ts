@@ -11,7 +11,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../lib/db/pool.ts';
 import type { CallbackJob } from '../../rules/wallet/bodies.ts';
 import { insertCallbacks, startCallbackSchema } from '../../tests/support/wallet-callbacks.ts';
-import { type AttemptRecord, extendLease, finishAttempts, leaseCallbacks, SKIPPED } from './store.ts';
+import {
+  type AttemptRecord,
+  extendLeases,
+  finishAttempts,
+  leaseCallbacks,
+  leaseKey,
+  releaseLease,
+  SKIPPED,
+} from './store.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
 let db: Awaited<ReturnType<typeof startCallbackSchema>>;
@@ -94,10 +102,11 @@ describe('finishAttempts', () => {
       sql,
       'saga-a',
       [
-        { txId: 5, record: record({ event: ev(5) }) },
-        { txId: 3, record: record({ event: ev(3) }) },
+        { txId: 5, attempts: 1, record: record({ event: ev(5) }) },
+        { txId: 3, attempts: 1, record: record({ event: ev(3) }) },
         {
           txId: 1,
+          attempts: 1,
           record: record({
             status: 'due',
             nextAttemptAt: T0 + 60_000,
@@ -150,6 +159,7 @@ describe('finishAttempts', () => {
       [
         {
           txId: 7,
+          attempts: 1,
           record: SKIPPED,
         },
       ],
@@ -173,7 +183,7 @@ describe('finishAttempts', () => {
   it('stores nothing for an empty batch or callbacks it does not hold', async () => {
     expect(await finishAttempts(sql, 'saga-a', [], T0)).toEqual({ held: new Set(), outboxIds: [] });
     await due([[9, 'bet', 'u-1']]);
-    const r = await finishAttempts(sql, 'saga-a', [{ txId: 9, record: record({}) }], T0);
+    const r = await finishAttempts(sql, 'saga-a', [{ txId: 9, attempts: 0, record: record({}) }], T0);
     expect(r.held.size).toBe(0);
     expect((await row(9))?.status).toBe('due');
   });
@@ -189,27 +199,85 @@ describe('leaseCallbacks', () => {
     ]);
     const first = await leaseCallbacks(sql, 'saga-a', 10, T0, 15_000);
     expect(first.map((c) => c.txId).sort()).toEqual([11, 21]);
-    await finishAttempts(sql, 'saga-a', [{ txId: 11, record: record({}) }], T0 + 5);
+    await finishAttempts(sql, 'saga-a', [{ txId: 11, attempts: 1, record: record({}) }], T0 + 5);
     const second = await leaseCallbacks(sql, 'saga-a', 10, T0 + 5, 15_000);
     expect(second.map((c) => c.txId).sort()).toEqual([12, 13]);
   });
 });
 
-describe('extendLease', () => {
-  it('moves the lease of its holder, and tells a holder whose lease another instance took', async () => {
-    await due([[31, 'win', 'u-3']]);
-    const [leased] = await leaseCallbacks(sql, 'saga-a', 10, T0, 15_000);
-    expect(leased?.leaseUntil).toBe(T0 + 15_000);
-    // Waited in the send queue: the lease is moved to cover the attempt from now on.
-    expect(await extendLease(sql, 'saga-a', 31, T0 + 25_000)).toBe(true);
+describe('a lease is fenced by its holder and its attempt number', () => {
+  it('extends the leases of their holder, never backwards, and names those it no longer holds', async () => {
+    await due([
+      [31, 'win', 'u-3'],
+      [41, 'win', 'u-4'],
+    ]);
+    const leased = await leaseCallbacks(sql, 'saga-a', 10, T0, 15_000);
+    expect(leased.map((c) => [c.txId, c.attempts, c.leaseUntil])).toEqual([
+      [31, 1, T0 + 15_000],
+      [41, 1, T0 + 15_000],
+    ]);
+    // Waiting for a send slot: the keeper moves both leases on.
+    expect(await extendLeases(sql, 'saga-a', leased, T0 + 25_000)).toEqual(new Set(['31:1', '41:1']));
     expect((await row(31))?.lease_until).toBe(String(T0 + 25_000));
-    // It never moves back.
-    expect(await extendLease(sql, 'saga-a', 31, T0 + 20_000)).toBe(true);
+    // Never backwards.
+    await extendLeases(sql, 'saga-a', leased, T0 + 20_000);
     expect((await row(31))?.lease_until).toBe(String(T0 + 25_000));
-    // The lease ran out and saga-b took the callback: saga-a learns it and changes nothing.
-    const [taken] = await leaseCallbacks(sql, 'saga-b', 10, T0 + 25_001, 15_000);
-    expect(taken?.txId).toBe(31);
-    expect(await extendLease(sql, 'saga-a', 31, T0 + 60_000)).toBe(false);
-    expect(await row(31)).toMatchObject({ leased_by: 'saga-b', lease_until: String(T0 + 40_001) });
+    // 41's lease ran out and saga-b took it: saga-a learns it and changes nothing of 41.
+    await sql`update wallet_callbacks set lease_until = ${T0 + 1} where tx_id = 41`;
+    const [taken] = await leaseCallbacks(sql, 'saga-b', 10, T0 + 2, 15_000);
+    expect(taken?.txId).toBe(41);
+    expect(await extendLeases(sql, 'saga-a', leased, T0 + 60_000)).toEqual(new Set(['31:1']));
+    expect(await row(41)).toMatchObject({ leased_by: 'saga-b', lease_until: String(T0 + 15_002) });
+  });
+
+  it('a copy whose own lease ran out and was leased again by the same instance extends, stores and releases nothing', async () => {
+    await due([[51, 'bet', 'u-5']]);
+    const [first] = await leaseCallbacks(sql, 'saga-a', 10, T0, 15_000);
+    // The lease runs out while the first copy waits; saga-a's next look leases it again.
+    const [second] = await leaseCallbacks(sql, 'saga-a', 10, T0 + 15_001, 15_000);
+    if (!first || !second) throw new Error('both leases expected');
+    expect([first.attempts, second.attempts]).toEqual([1, 2]);
+    expect(leaseKey(first)).not.toBe(leaseKey(second));
+    // The first copy reaches its send slot: its extend fails, so it does not send.
+    expect(await extendLeases(sql, 'saga-a', [first], T0 + 40_000)).toEqual(new Set());
+    // Nor can it store a result or release the second copy's lease.
+    const ev = { key: 'op-1:u-5', value: Buffer.from([51]) };
+    const stale = await finishAttempts(
+      sql,
+      'saga-a',
+      [{ ...first, record: record({ event: ev }) }],
+      T0 + 16_000,
+    );
+    expect(stale).toEqual({ held: new Set(), outboxIds: [] });
+    await releaseLease(sql, 'saga-a', first, T0 + 16_000, T0 + 16_000);
+    expect(await row(51)).toMatchObject({
+      status: 'in_flight',
+      leased_by: 'saga-a',
+      lease_until: String(T0 + 30_001),
+    });
+    // Both copies' results in one batch: only the holder's is stored, and only its event added.
+    const both = await finishAttempts(
+      sql,
+      'saga-a',
+      [
+        { ...first, record: record({ event: { ...ev, value: Buffer.from([1]) } }) },
+        { ...second, record: record({ event: { ...ev, value: Buffer.from([2]) } }) },
+      ],
+      T0 + 17_000,
+    );
+    expect(both.outboxIds).toHaveLength(1);
+    const outbox = await sql<{ value: Buffer }[]>`select value from wallet_outbox`;
+    expect(outbox.map((o) => [...o.value])).toEqual([[2]]);
+    expect((await row(51))?.status).toBe('done');
+  });
+
+  it('gives a lease back to be due at once, the attempt not counted', async () => {
+    await due([[61, 'win', 'u-6']]);
+    const [c] = await leaseCallbacks(sql, 'saga-a', 10, T0, 15_000);
+    if (!c) throw new Error('lease expected');
+    await releaseLease(sql, 'saga-a', c, T0 + 5, T0 + 5);
+    const [again] = await sql<{ status: string; attempts: number; leased_by: string | null }[]>`
+      select status, attempts, leased_by from wallet_callbacks where tx_id = 61`;
+    expect(again).toEqual({ status: 'due', attempts: 0, leased_by: null });
   });
 });

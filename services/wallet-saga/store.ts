@@ -5,7 +5,11 @@
  *   outcome the log already holds, events to append, the checkpoint);
  * - leaseCallbacks: due callbacks for one dispatcher, FOR UPDATE SKIP LOCKED, keeping a
  *   player's debits in order and a bet's other callbacks behind its debit;
- * - finishAttempts: a batch of attempts' results and their events, each fenced by its lease.
+ * - finishAttempts: a batch of attempts' results and their events, each fenced by its lease;
+ * - extendLeases / releaseLease: a holder keeps or gives back its leases.
+ * A lease is fenced by its holder AND its attempt number (the fencing token): every lease adds one
+ * to `attempts`, so when a lease ran out and the callback was leased again, even by the same
+ * instance, the old holder's extend, finish and release change nothing.
  * Times are Unix ms from the caller's clock, so tests can move it.
  */
 import type { CheckpointKey } from '../../lib/db/checkpoints.ts';
@@ -196,9 +200,15 @@ export const SKIPPED: AttemptRecord = {
   event: null,
 };
 
-/** An attempt's result for `finishAttempts`: the callback and what its attempt gave. */
-export interface FinishedAttempt {
+/** A lease as its holder knows it: the callback and the attempt number it was leased with. */
+export interface Lease {
   readonly txId: number;
+  /** The fencing token: the row's `attempts` when this lease was taken. */
+  readonly attempts: number;
+}
+
+/** An attempt's result for `finishAttempts`: the lease and what its attempt gave. */
+export interface FinishedAttempt extends Lease {
   readonly record: AttemptRecord;
 }
 
@@ -212,9 +222,10 @@ export interface FinishResult {
 
 /**
  * Stores the results of `owner`'s attempts and adds their events to the outbox (in the order of
- * `attempts`), as ONE statement, each only while `owner` still holds its lease (a dispatcher whose
- * lease ran out and was taken over stores nothing for that callback: the new holder's attempt, with
- * the same id, decides). One statement for a batch of answers, so a burst of answers costs one
+ * `attempts`), as ONE statement, each only while `owner` still holds its lease with the same
+ * attempt number (a dispatcher whose lease ran out and was taken over, by another instance or by a
+ * later lease of its own, stores nothing for that callback: the new holder's attempt, with the same
+ * id, decides). One statement for a batch of answers, so a burst of answers costs one
  * round trip, not one each.
  * @throws the postgres.js error; nothing is then stored.
  */
@@ -230,6 +241,7 @@ export async function finishAttempts(
     with t as (
       select * from unnest(
         ${attempts.map((a) => String(a.txId))}::bigint[],
+        ${attempts.map((a) => a.attempts)}::int[],
         ${rs.map((r) => r.status)}::text[],
         ${rs.map((r) => (r.nextAttemptAt === null ? null : String(r.nextAttemptAt)))}::bigint[],
         ${rs.map((r) => r.answer)}::text[],
@@ -239,7 +251,7 @@ export async function finishAttempts(
         ${rs.map((r) => r.response)}::text[],
         ${rs.map((r) => r.event?.key ?? null)}::text[],
         ${rs.map((r) => r.event?.value.toString('hex') ?? null)}::text[]
-      ) with ordinality as t(tx_id, status, next_at, answer, code, error, request, response, key, value, n)
+      ) with ordinality as t(tx_id, attempts, status, next_at, answer, code, error, request, response, key, value, n)
     ), u as (
       update wallet_callbacks w
       set status = t.status, next_attempt_at = coalesce(t.next_at, w.next_attempt_at),
@@ -248,11 +260,12 @@ export async function finishAttempts(
           last_request = t.request, last_response = t.response
       from t
       where w.tx_id = t.tx_id and w.status = 'in_flight' and w.leased_by = ${owner}
-      returning w.tx_id
+        and w.attempts = t.attempts
+      returning w.tx_id, w.attempts
     ), o as (
       insert into wallet_outbox (key, value)
       select t.key, decode(t.value, 'hex') from t
-      where t.key is not null and t.tx_id in (select tx_id from u)
+      where t.key is not null and (t.tx_id, t.attempts) in (select tx_id, attempts from u)
       order by t.n
       returning id
     )
@@ -270,29 +283,46 @@ export async function finishAttempts(
 
 /**
  * Gives a lease back after an attempt that could not be finished (its result could not be built or
- * stored): due again at `retryAt` (Unix ms), the attempt not counted.
+ * stored) or was never sent: due again at `retryAt` (Unix ms), the attempt not counted. Nothing
+ * changes when the lease is no longer `owner`'s with that attempt number.
  */
 export async function releaseLease(
   sql: Sql,
   owner: string,
-  txId: number,
+  lease: Lease,
   now: number,
   retryAt: number,
 ): Promise<void> {
   await sql`
     update wallet_callbacks set status = 'due', lease_until = null, leased_by = null,
       attempts = greatest(attempts - 1, 0), next_attempt_at = ${retryAt}, updated_at = ${now}
-    where tx_id = ${txId} and status = 'in_flight' and leased_by = ${owner}`;
+    where tx_id = ${lease.txId} and status = 'in_flight' and leased_by = ${owner}
+      and attempts = ${lease.attempts}`;
 }
 
 /**
- * Moves `owner`'s lease of `txId` to `until` (Unix ms) before an attempt that would outlast it.
- * @returns whether `owner` still held the lease (false: it ran out and another instance took it,
- *   or the callback is no longer in flight; nothing was changed).
+ * Moves `owner`'s leases to at least `until` (Unix ms), in one statement: before an attempt that
+ * would outlast its lease, and for the callbacks that wait for a send slot (the dispatcher's lease
+ * keeper), so that a lease never runs out while its holder still means to send.
+ * @returns the `leaseKey`s of the leases `owner` still held with that attempt number (the others
+ *   ran out and were leased again, or are no longer in flight: nothing was changed for them).
  */
-export async function extendLease(sql: Sql, owner: string, txId: number, until: number): Promise<boolean> {
-  const r = await sql`
-    update wallet_callbacks set lease_until = greatest(lease_until, ${until})
-    where tx_id = ${txId} and status = 'in_flight' and leased_by = ${owner}`;
-  return r.count > 0;
+export async function extendLeases(
+  sql: Sql,
+  owner: string,
+  leases: readonly Lease[],
+  until: number,
+): Promise<Set<string>> {
+  if (leases.length === 0) return new Set();
+  const rows = await sql<{ tx_id: string; attempts: number }[]>`
+    update wallet_callbacks w set lease_until = greatest(w.lease_until, ${until})
+    from unnest(${leases.map((l) => String(l.txId))}::bigint[], ${leases.map((l) => l.attempts)}::int[])
+      as t(tx_id, attempts)
+    where w.tx_id = t.tx_id and w.attempts = t.attempts and w.status = 'in_flight'
+      and w.leased_by = ${owner}
+    returning w.tx_id::text, w.attempts`;
+  return new Set(rows.map((r) => leaseKey({ txId: Number(r.tx_id), attempts: Number(r.attempts) })));
 }
+
+/** A lease's identity: its callback and its attempt number. */
+export const leaseKey = (l: Lease): string => `${l.txId}:${l.attempts}`;
