@@ -254,11 +254,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       waiting.set(c, lease);
       const sent = await sendQueue.run(operatorId, job.kind, async () => {
         waiting.delete(c);
-        if (lease.lost || stopped) return null;
+        if (lease.lost || stopped) return 'lost' as const;
         // The lease must outlast this attempt from now on.
         const needed = now() + op.timeoutMs + deps.leaseMarginMs;
-        if (needed > lease.until && !(await extendLeases(sql, deps.owner, [c], needed)).has(leaseKey(c)))
-          return null;
+        if (needed > lease.until) {
+          if (!(await extendLeases(sql, deps.owner, [c], needed)).has(leaseKey(c))) return 'lost' as const;
+          // A statement slower than the margin: the send could outlive the lease. Not sent; given back.
+          if (now() + op.timeoutMs > needed) return 'give-back' as const;
+        }
         const end = metrics.attemptSeconds.startTimer({ kind: job.kind });
         // A bet's answer reaches the breaker in the order the bets were sent (send-order.ts).
         const seq = job.kind === 'bet' ? breakerOrder.sent(operatorId) : undefined;
@@ -274,11 +277,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           if (seq !== undefined) breakerOrder.answered(operatorId, seq, answer && { job, answer });
         }
       });
-      if (sent === null) {
-        // Stopping (stop() gave the lease back), or the lease was taken over while it waited here:
-        // the holder sends it (same id). Nothing was sent; nothing is stored.
+      if (typeof sent === 'string') {
+        // Not sent, nothing stored. Taken over while it waited: the holder sends it (same id).
+        // Stopping, or a lease that could not be made long enough: given back, due at once
+        // (fenced, so a lease stop() already gave back or another instance holds is left alone).
+        if (sent === 'give-back' || stopped)
+          await releaseLease(sql, deps.owner, c, now(), now()).catch(() => {});
         if (!stopped)
-          log.warn({ txId: job.txId, kind: job.kind }, 'lease lost before sending; the new holder sends it');
+          log.warn({ txId: job.txId, kind: job.kind, why: sent }, 'callback not sent; its lease is not held');
         return;
       }
       const { ex, answer } = sent;
