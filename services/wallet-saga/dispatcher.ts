@@ -252,8 +252,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const operatorId = job.bet.operator_id;
       const lease = { until: c.leaseUntil, lost: false };
       waiting.set(c, lease);
+      metrics.sendWaiting.set(waiting.size);
       const sent = await sendQueue.run(operatorId, job.kind, async () => {
         waiting.delete(c);
+        metrics.sendWaiting.set(waiting.size);
         if (lease.lost || stopped) return 'lost' as const;
         // The lease must outlast this attempt from now on.
         const needed = now() + op.timeoutMs + deps.leaseMarginMs;
@@ -373,7 +375,6 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   const track = (c: LeasedCallback) => {
     const p = attempt(c)
-      .finally(() => waiting.delete(c))
       .catch(async (err) => {
         // The result could not be stored or appended: give the lease back when we can (the
         // outbox relay appends a stored result; an unstored one is sent again, same id).
@@ -384,14 +385,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         const wasFull = running.size >= deps.maxInFlight;
         running.delete(p);
         metrics.inFlight.set(running.size);
-        metrics.sendWaiting.set(sendQueue.waiting);
         settleIdle();
         // Stored results wake the table themselves; here only room that opened up does.
         if (wasFull) wake();
       });
     running.add(p);
     metrics.inFlight.set(running.size);
-    metrics.sendWaiting.set(sendQueue.waiting);
   };
 
   let lookDone: Promise<void> = Promise.resolve();
@@ -469,6 +468,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const unsent = [...waiting.keys()];
       for (const w of waiting.values()) w.lost = true;
       waiting.clear();
+      metrics.sendWaiting.set(0);
       await Promise.all(unsent.map((c) => releaseLease(sql, deps.owner, c, now(), now()).catch(() => {})));
       if (running.size > 0)
         await Promise.race([

@@ -19,7 +19,7 @@ export interface SagaMetrics {
   readonly parked: Counter<'kind'>;
   /** Callbacks leased by this instance and not finished. */
   readonly inFlight: Gauge;
-  /** Of those, the ones waiting for a send slot of their operator (send-queue.ts). */
+  /** Of those, the ones waiting for a send slot of their operator (send-queue.ts; the dispatcher's `waiting`). */
   readonly sendWaiting: Gauge;
   /** Callbacks waiting, by status (due, in_flight, parked), all instances (sampled). */
   readonly waiting: Gauge<'status'>;

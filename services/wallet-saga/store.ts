@@ -127,7 +127,7 @@ export interface LeasedCallback {
   /** This attempt's number, 1-based. */
   readonly attempts: number;
   readonly playerKey: string;
-  /** When this lease runs out, Unix ms (`extendLease` moves it in the table, not here). */
+  /** When this lease runs out, Unix ms (`extendLeases` moves it in the table, not here). */
   readonly leaseUntil: number;
 }
 

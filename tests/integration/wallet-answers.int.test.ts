@@ -7,8 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getCallback } from '../../lib/db/wallet-callbacks.ts';
 import type { WalletEvent } from '../../lib/log/wallet-events.ts';
-import { createLogger } from '../../lib/logger.ts';
-import { buildWalletSaga, type WalletSaga } from '../../services/wallet-saga/saga.ts';
+import type { WalletSaga } from '../../services/wallet-saga/saga.ts';
 import { waitFor } from '../support/poll.ts';
 import { reconcileSaga } from '../support/wallet-reconcile.ts';
 import {
@@ -17,6 +16,8 @@ import {
   betWon,
   eventsOf,
   type SagaEnv,
+  sagaOver,
+  startedSaga,
   startSagaEnv,
   startTestOperator,
   type TestOperator,
@@ -33,14 +34,7 @@ interface Rig {
 async function rig(form: 'A' | 'B', answerTable: unknown): Promise<Rig> {
   const op = await startTestOperator(START);
   const env = await startSagaEnv(op, { form, timeoutMs: 1000, answerTable });
-  const saga = buildWalletSaga({
-    config: env.config,
-    kafka: env.kafka,
-    sql: env.sql,
-    logger: createLogger('saga', 'silent'),
-  });
-  await saga.start();
-  await waitFor('saga ready', () => (saga.ready() ? true : undefined), 30_000);
+  const saga = await startedSaga(sagaOver(env));
   return { op, env, saga };
 }
 

@@ -11,10 +11,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBreaker } from '../../lib/db/operator-breakers.ts';
 import { getCallback } from '../../lib/db/wallet-callbacks.ts';
-import { createLogger } from '../../lib/logger.ts';
 import { DEFAULT_RETRY_SCHEDULE } from '../../rules/retry/schedule.ts';
 import { refusesBets } from '../../rules/wallet/breaker.ts';
-import { buildWalletSaga, type WalletSaga } from '../../services/wallet-saga/saga.ts';
+import type { WalletSaga } from '../../services/wallet-saga/saga.ts';
 import { waitFor } from '../support/poll.ts';
 import { reconcileSaga } from '../support/wallet-reconcile.ts';
 import {
@@ -22,6 +21,8 @@ import {
   betWon,
   eventsOf,
   type SagaEnv,
+  sagaOver,
+  startedSaga,
   startSagaEnv,
   startTestOperator,
   type TestOperator,
@@ -38,16 +39,10 @@ let skew = 0;
 const clock = () => Date.now() + skew;
 
 function saga(breaker?: { failures: number; cooldownMs: number; maxCooldownMs: number }): WalletSaga {
-  return buildWalletSaga({
-    config: {
-      ...env.config,
-      walletSaga: { ...env.config.walletSaga, pollMs: 50, ...(breaker ? { breaker } : {}) },
-    },
-    kafka: env.kafka,
-    sql: env.sql,
-    logger: createLogger('saga', 'silent'),
+  // No jitter: each wait is exactly the schedule's.
+  return sagaOver(env, {
+    walletSaga: { pollMs: 50, ...(breaker ? { breaker } : {}) },
     now: clock,
-    // No jitter: each wait is exactly the schedule's.
     random: () => 0,
   });
 }
@@ -70,9 +65,7 @@ afterAll(async () => {
 
 describe('a win retried for hours, across a restart', () => {
   it('follows 5 s, 5 min, 30 min, 2 h from Postgres after the restart, and is credited once', async () => {
-    let s1: WalletSaga | undefined = saga();
-    await s1.start();
-    await until('saga ready', () => (s1?.ready() ? true : undefined));
+    let s1: WalletSaga | undefined = await startedSaga(saga());
     const bet = await env.session('patient');
     const tx = 40_000;
     let down = true;

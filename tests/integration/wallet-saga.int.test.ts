@@ -7,8 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getCallback, listCallbacks, redriveCallbacks } from '../../lib/db/wallet-callbacks.ts';
 import { startOpsServerFor } from '../../lib/http/ops.ts';
-import { createLogger } from '../../lib/logger.ts';
-import { buildWalletSaga, type WalletSaga } from '../../services/wallet-saga/saga.ts';
+import type { WalletSaga } from '../../services/wallet-saga/saga.ts';
 import { samplesOf, sampleValue } from '../support/metrics.ts';
 import { waitFor } from '../support/poll.ts';
 import {
@@ -16,6 +15,8 @@ import {
   betWon,
   eventsOf,
   type SagaEnv,
+  sagaOver,
+  startedSaga,
   startSagaEnv,
   startTestOperator,
   type TestOperator,
@@ -35,15 +36,8 @@ const until = <T>(what: string, check: () => T | undefined, ms = 20_000) => wait
 beforeAll(async () => {
   op = await startTestOperator(10_000);
   env = await startSagaEnv(op, { timeoutMs: 2000 });
-  saga = buildWalletSaga({
-    // A short lag refresh, so the parked backlog shows on /metrics quickly.
-    config: { ...env.config, kafka: { ...env.config.kafka, lagRefreshMs: 200 } },
-    kafka: env.kafka,
-    sql: env.sql,
-    logger: createLogger('saga', (process.env.TEST_LOG_LEVEL ?? 'silent') as 'silent'),
-  });
-  await saga.start();
-  await until('saga joined', () => (saga.ready() ? true : undefined));
+  // A short lag refresh, so the parked backlog shows on /metrics quickly.
+  saga = await startedSaga(sagaOver(env, { kafka: { lagRefreshMs: 200 } }));
 });
 
 afterAll(async () => {
@@ -219,16 +213,7 @@ describe('wallet saga', () => {
 
   it('serves /health, /ready and /metrics: attempts, retries, parked, consumer lag', async () => {
     const ops = await startOpsServerFor(saga, '127.0.0.1', 0);
-    const idle = startOpsServerFor(
-      buildWalletSaga({
-        config: env.config,
-        kafka: env.kafka,
-        sql: env.sql,
-        logger: createLogger('idle', 'silent'),
-      }),
-      '127.0.0.1',
-      0,
-    );
+    const idle = startOpsServerFor(sagaOver(env, { name: 'idle' }), '127.0.0.1', 0);
     try {
       const url = (path: string) => `http://127.0.0.1:${ops.port}${path}`;
       expect((await fetch(url('/health'))).status).toBe(200);

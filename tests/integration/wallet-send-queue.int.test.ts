@@ -6,13 +6,14 @@
  * copy that did lose its lease would send nothing (fencing, services/wallet-saga/store.int.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../lib/logger.ts';
-import { buildWalletSaga, type WalletSaga } from '../../services/wallet-saga/saga.ts';
+import type { WalletSaga } from '../../services/wallet-saga/saga.ts';
 import { waitFor } from '../support/poll.ts';
 import {
   betPlaced,
   eventsOf,
   type SagaEnv,
+  sagaOver,
+  startedSaga,
   startSagaEnv,
   startTestOperator,
   type TestOperator,
@@ -27,17 +28,9 @@ const OPERATOR_MS = 700;
 beforeAll(async () => {
   op = await startTestOperator(10_000);
   env = await startSagaEnv(op, { timeoutMs: 3000 });
-  saga = buildWalletSaga({
-    config: {
-      ...env.config,
-      walletSaga: { ...env.config.walletSaga, leaseMs: LEASE_MS, operatorConcurrency: 1, pollMs: 50 },
-    },
-    kafka: env.kafka,
-    sql: env.sql,
-    logger: createLogger('saga', (process.env.TEST_LOG_LEVEL ?? 'silent') as 'silent'),
-  });
-  await saga.start();
-  await waitFor('saga joined', () => (saga.ready() ? true : undefined), 20_000, 50);
+  saga = await startedSaga(
+    sagaOver(env, { walletSaga: { leaseMs: LEASE_MS, operatorConcurrency: 1, pollMs: 50 } }),
+  );
 });
 
 afterAll(async () => {

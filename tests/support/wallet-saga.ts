@@ -22,7 +22,9 @@ import {
 } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
 import { currencyTable } from '../../rules/money/currencies.ts';
+import { buildWalletSaga, type WalletSaga } from '../../services/wallet-saga/saga.ts';
 import { type Config, loadConfig } from './config.ts';
+import { waitFor } from './poll.ts';
 
 export type Kind = 'bet' | 'win' | 'rollback' | 'balance';
 
@@ -380,6 +382,43 @@ export async function startSagaEnv(
 }
 
 /** A BetPlaced of `bet` with provider_tx_id `txId`. */
+/** What a test changes in the saga it builds over a SagaEnv. */
+export interface SagaOptions {
+  /** Settings of the saga's own section over the env's (lease, poll, breaker, concurrency, …). */
+  readonly walletSaga?: Partial<Config['walletSaga']>;
+  /** Settings of the kafka section over the env's (e.g. a short lag refresh). */
+  readonly kafka?: Partial<Config['kafka']>;
+  /** The saga's clock, Unix ms (default Date.now). */
+  readonly now?: () => number;
+  /** The retry jitter's source, uniform in [0, 1) (default Math.random). */
+  readonly random?: () => number;
+  /** Logger name; the level is TEST_LOG_LEVEL (silent by default). */
+  readonly name?: string;
+}
+
+/** A wallet saga in process over `env` (its config, broker and database), not started. */
+export function sagaOver(env: SagaEnv, o: SagaOptions = {}): WalletSaga {
+  return buildWalletSaga({
+    config: {
+      ...env.config,
+      kafka: { ...env.config.kafka, ...o.kafka },
+      walletSaga: { ...env.config.walletSaga, ...o.walletSaga },
+    },
+    kafka: env.kafka,
+    sql: env.sql,
+    logger: createLogger(o.name ?? 'saga', (process.env.TEST_LOG_LEVEL ?? 'silent') as 'silent'),
+    ...(o.now ? { now: o.now } : {}),
+    ...(o.random ? { random: o.random } : {}),
+  });
+}
+
+/** Starts `saga` and waits until its consumer has joined its group. @throws after 30 s. */
+export async function startedSaga(saga: WalletSaga): Promise<WalletSaga> {
+  await saga.start();
+  await waitFor('saga joined', () => (saga.ready() ? true : undefined), 30_000, 50);
+  return saga;
+}
+
 export const betPlaced = (bet: BetContext, txId: number): WalletEvent => ({
   type: 'BetPlaced',
   value: {
