@@ -327,9 +327,13 @@ describe('demo pages in headless Chromium, through the gateway', () => {
       [ws, sse].map(({ page }) => page.evaluate(() => (window as unknown as W).__live)),
     );
     for (const [i, { page }] of [ws, sse].entries()) {
+      // Live again with rounds after the restart, and more than the 5 rows checked below: the live
+      // count read after the outage can be low (the page starts its list anew on reconnect), so
+      // "3 more than before" alone let the check below run on exactly 5 rows (CI, 2026-11-27).
       await page.waitForFunction(
         (n) =>
           (window as unknown as W).__live > n + 3 &&
+          document.querySelectorAll('#rounds li.round').length > 5 &&
           document.querySelector('#status b')?.textContent === 'Live',
         before[i] ?? 0,
         { timeout: 60_000 },
