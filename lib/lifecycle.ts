@@ -9,7 +9,9 @@
  * A main calls `holdSignals` first and `onShutdown` once its service has started: a signal that
  * arrives during start-up is held and the stop runs as soon as `onShutdown` registers it, so a
  * start-up is never cut off half-way (a consumer that has just written its first batch is stopped
- * like any other), and the same bound applies from the moment the signal arrived.
+ * like any other), and the same bound applies from the moment the signal arrived. A signal that came
+ * even earlier, while the main's modules were still loading, is held by lib/early-signals.ts when the
+ * process preloads it (`--import`, as `npm start` does) and taken over here.
  *
  * What `stop` must do, in this order (README "Operations"): stop accepting new work (listeners,
  * consumers), finish or abandon the work in flight so nothing is half-written, commit consumer
@@ -31,8 +33,26 @@ export interface ShutdownOptions {
 
 type Handler = (signal: NodeJS.Signals) => Promise<void>;
 
+/** A signal received before a stop was registered; `at` is Unix ms. */
+export interface HeldSignal {
+  readonly signal: NodeJS.Signals;
+  readonly at: number;
+}
+
+/**
+ * The global slot (`globalThis[EARLY_SIGNALS]`) where lib/early-signals.ts, preloaded before the
+ * main's modules load, leaves what `listen` takes over.
+ */
+export const EARLY_SIGNALS = Symbol.for('casino.early-signals');
+
+/** What lib/early-signals.ts puts in the slot. */
+export interface EarlySignals {
+  /** Removes the preload's listeners and its bound; returns the signal it held, if one came. */
+  takeOver(): HeldSignal | undefined;
+}
+
 let handler: Handler | undefined;
-let held: { signal: NodeJS.Signals; at: number } | undefined;
+let held: HeldSignal | undefined;
 let listening = false;
 
 function listen(): void {
@@ -43,25 +63,36 @@ function listen(): void {
       if (handler) void handler(signal);
       else held ??= { signal, at: Date.now() };
     });
+  // Ours listen first, then the preload's go: no moment without a listener.
+  const early = (globalThis as { [EARLY_SIGNALS]?: EarlySignals })[EARLY_SIGNALS];
+  const before = early?.takeOver();
+  if (before) held ??= before;
 }
 
 /**
  * Holds SIGINT/SIGTERM until `onShutdown` registers the stop (call it first thing in a main). A
  * start-up that has not reached `onShutdown` `timeoutMs` ms after the signal (it hangs, or failed
- * and is still cleaning up) ends the process with 1.
+ * and is still cleaning up) ends the process with 1; for a signal the preload held while the modules
+ * were loading, the bound counts from that signal.
  */
 export function holdSignals(logger: Logger, timeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS): void {
   listen();
-  for (const name of ['SIGINT', 'SIGTERM'] as const)
-    process.once(name, (signal) => {
-      if (handler) return;
-      logger.info({ signal }, 'signal during start-up; stopping once started');
-      setTimeout(() => {
+  const whenHeld = ({ signal, at }: HeldSignal) => {
+    if (handler) return;
+    logger.info({ signal, msAgo: Date.now() - at }, 'signal during start-up; stopping once started');
+    setTimeout(
+      () => {
         if (handler) return;
         logger.error({ timeoutMs }, 'start-up did not finish in time after the signal; exiting');
         process.exit(1);
-      }, timeoutMs).unref();
-    });
+      },
+      Math.max(0, at + timeoutMs - Date.now()),
+    ).unref();
+  };
+  if (held) whenHeld(held);
+  else
+    for (const name of ['SIGINT', 'SIGTERM'] as const)
+      process.once(name, (signal) => whenHeld({ signal, at: Date.now() }));
 }
 
 /**

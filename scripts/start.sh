@@ -73,7 +73,9 @@ banner
 # Own session (setsid): a terminal Ctrl-C reaches only this script, which then stops the services
 # once with SIGTERM instead of every process getting SIGINT and SIGTERM at once. `node --import tsx`
 # rather than the tsx CLI: one process per service, so the signal is not relayed through a wrapper
-# (the CLI escalates to SIGKILL when its child does not acknowledge within 30 ms).
+# (the CLI escalates to SIGKILL when its child does not acknowledge within 30 ms). Every Node service
+# preloads lib/early-signals.ts, so a Ctrl-C while its modules are still loading is held and the
+# service stops cleanly once started, instead of dying of the signal (status 1 here).
 # The edge runs with the Node flags of services/edge/runtime.ts (V8's young generation capped).
 # The WebTransport edge needs a certificate: a short-lived self-signed one for development
 # (regenerated when missing or near expiry) unless WT_CERT_FILE/WT_KEY_FILE name a real one.
@@ -86,16 +88,16 @@ setsid env "${service_env[@]}" node_modules/.bin/concurrently \
   --names round-engine,projector,api,edge,edge-wt,gateway,sandbox,settlement,wallet-saga,bots \
   --prefix-colors blue,magenta,green,cyan,yellow,white,gray,red,green,gray \
   --kill-signal SIGTERM \
-  "exec node --import tsx services/round-engine/main.ts" \
-  "exec node --import tsx services/projector/main.ts" \
-  "exec node --import tsx services/api/main.ts" \
-  "exec node --max-semi-space-size=4 --import tsx services/edge/main.ts" \
-  "exec node_modules/.bin/deno run --unstable-net --allow-net --allow-read --allow-write=.data --allow-env --allow-sys services/edge-webtransport/main.ts" \
-  "exec node --import tsx services/gateway/main.ts" \
-  "exec node --import tsx services/operator-sandbox/main.ts" \
-  "exec node --import tsx services/settlement/main.ts" \
-  "exec node --import tsx services/wallet-saga/main.ts" \
-  "exec node --import tsx services/bots/main.ts" &
+  "exec node --import ./lib/early-signals.ts --import tsx services/round-engine/main.ts" \
+  "exec node --import ./lib/early-signals.ts --import tsx services/projector/main.ts" \
+  "exec node --import ./lib/early-signals.ts --import tsx services/api/main.ts" \
+  "exec node --max-semi-space-size=4 --import ./lib/early-signals.ts --import tsx services/edge/main.ts" \
+  "exec node_modules/.bin/deno run --unstable-net --allow-net --allow-read --allow-write=.data --allow-env --allow-sys --preload ./lib/early-signals.ts services/edge-webtransport/main.ts" \
+  "exec node --import ./lib/early-signals.ts --import tsx services/gateway/main.ts" \
+  "exec node --import ./lib/early-signals.ts --import tsx services/operator-sandbox/main.ts" \
+  "exec node --import ./lib/early-signals.ts --import tsx services/settlement/main.ts" \
+  "exec node --import ./lib/early-signals.ts --import tsx services/wallet-saga/main.ts" \
+  "exec node --import ./lib/early-signals.ts --import tsx services/bots/main.ts" &
 services_pid=$!
 
 # Repeat the address once the API answers, since service logs scroll the first banner away.

@@ -2,9 +2,11 @@
  * A quick clean stop (issue 13 item 8; finding 10): `npm start` (scripts/start.sh, every service)
  * with a WebSocket, an SSE and a gRPC-proxy client connected through the gateway, then Ctrl-C (SIGINT
  * to the script's process group, as a terminal sends it): everything stops within 15 s with exit
- * status 0, and no port of the stack is left open. The stack runs on free ports in its own topic
- * namespace and schema, on the suite's Kafka and Postgres (external to the script, so it leaves them
- * running).
+ * status 0, and no port of the stack is left open. The same when the Ctrl-C comes as soon as the
+ * services are spawned, while they are still loading their modules (each holds the signal through
+ * lib/early-signals.ts, starts, then stops; it used to die of the signal, and the script exited 1).
+ * Each stack runs on free ports in its own topic namespace and schema, on the suite's Kafka and
+ * Postgres (external to the script, so it leaves them running).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -13,7 +15,7 @@ import { get } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createSql } from '../lib/db/pool.ts';
 import { createKafka } from '../lib/log/kafka.ts';
@@ -23,13 +25,6 @@ import { waitFor } from './support/poll.ts';
 import { freePort, ROOT, waitReady } from './support/processes.ts';
 
 const STOP_BOUND_MS = 15_000;
-
-let child: ChildProcess;
-let output = '';
-let env: Record<string, string> = {};
-const ports: Record<string, number> = {};
-let tmp = '';
-const exited = { code: undefined as number | null | undefined, at: 0 };
 
 /** Descendants of `pid` (from /proc), deepest last. */
 function descendants(pid: number): number[] {
@@ -62,27 +57,47 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-beforeAll(async () => {
+/** One `npm start` (scripts/start.sh) on free ports in its own namespace, as a terminal's job. */
+interface Stack {
+  readonly child: ChildProcess;
+  readonly env: Record<string, string>;
+  readonly ports: Record<string, number>;
+  readonly exited: { code: number | null | undefined; at: number };
+  readonly tmp: string;
+  output: string;
+}
+
+/** The ports whose /health answers once a service has started (and registered its stop). */
+const HEALTH_PORTS = [
+  'GATEWAY_OPS_PORT',
+  'ROUND_ENGINE_PORT',
+  'PROJECTOR_PORT',
+  'EDGE_HTTP_PORT',
+  'WT_HTTP_PORT',
+  'SANDBOX_PORT',
+  'WALLET_SAGA_HTTP_PORT',
+  'SETTLEMENT_HTTP_PORT',
+  'BOTS_HTTP_PORT',
+] as const;
+
+/** Every port of the stack: each must be closed after the stop. */
+const PORT_NAMES = [
+  ...HEALTH_PORTS,
+  'GATEWAY_PORT',
+  'API_PORT',
+  'EDGE_WS_PORT',
+  'GRPC_PORT',
+  'WT_PORT',
+] as const;
+
+const stacks: Stack[] = [];
+
+async function startStack(): Promise<Stack> {
   const id = randomBytes(4).toString('hex');
-  tmp = mkdtempSync(join(tmpdir(), 'quick-stop-'));
-  const names = [
-    'GATEWAY_PORT',
-    'GATEWAY_OPS_PORT',
-    'API_PORT',
-    'ROUND_ENGINE_PORT',
-    'PROJECTOR_PORT',
-    'EDGE_HTTP_PORT',
-    'EDGE_WS_PORT',
-    'GRPC_PORT',
-    'WT_PORT',
-    'WT_HTTP_PORT',
-    'SANDBOX_PORT',
-    'WALLET_SAGA_HTTP_PORT',
-    'SETTLEMENT_HTTP_PORT',
-    'BOTS_HTTP_PORT',
-  ];
-  for (const n of names) ports[n] = await freePort();
-  env = {
+  const tmp = mkdtempSync(join(tmpdir(), 'quick-stop-'));
+  const ports: Record<string, number> = {};
+  for (const n of PORT_NAMES) ports[n] = await freePort();
+  const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
     TOPIC_NAMESPACE: `t-stop-${id}-`,
@@ -102,60 +117,97 @@ beforeAll(async () => {
     LOG_LEVEL: 'info',
   };
   // Its own process group, as a terminal's foreground job: a SIGINT to the group is a Ctrl-C.
-  child = spawn('bash', ['scripts/start.sh'], {
+  const child = spawn('bash', ['scripts/start.sh'], {
     cwd: ROOT,
     env,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const stack: Stack = { child, env, ports, tmp, exited: { code: undefined, at: 0 }, output: '' };
+  stacks.push(stack);
   const onData = (d: Buffer) => {
-    output += d.toString();
-    if (output.length > 4_000_000) output = output.slice(-2_000_000);
+    stack.output += d.toString();
+    if (stack.output.length > 4_000_000) stack.output = stack.output.slice(-2_000_000);
   };
   child.stdout?.on('data', onData);
   child.stderr?.on('data', onData);
   child.once('exit', (code) => {
-    exited.code = code;
-    exited.at = Date.now();
+    stack.exited.code = code;
+    stack.exited.at = Date.now();
   });
-  const gw = `http://127.0.0.1:${ports.GATEWAY_PORT}`;
-  try {
-    await waitReady(`http://127.0.0.1:${ports.GATEWAY_OPS_PORT}/ready`, 150_000, 500);
-    await waitReady(`http://127.0.0.1:${ports.EDGE_HTTP_PORT}/ready`, 60_000, 500);
-    await waitReady(`${gw}/api/games`, 30_000, 500);
-  } catch (err) {
-    throw new Error(`${(err as Error).message}\n${output.slice(-6000)}`);
-  }
-}, 200_000);
+  return stack;
+}
+
+/** Ctrl-C (SIGINT to the job's process group); resolves once the script has exited, with its time. */
+async function ctrlC(stack: Stack): Promise<number> {
+  const sentAt = Date.now();
+  process.kill(-(stack.child.pid as number), 'SIGINT');
+  await waitFor('npm start to exit', () => (stack.exited.code === undefined ? undefined : true), 60_000, 100);
+  return stack.exited.at - sentAt;
+}
+
+/**
+ * The assertion message of a stop: each service's exit line and error lines from the whole output
+ * (the tail alone may not reach back to the service that failed), then the tail.
+ */
+function howItStopped(stack: Stack): string {
+  const how = stack.output
+    .split('\n')
+    .filter((l) =>
+      / exited with code |"level":(50|60)|shutting down|signal during start-up|did not finish/.test(l),
+    )
+    .map((l) => l.slice(0, 400))
+    .join('\n');
+  return `${how}\n--- tail ---\n${stack.output.slice(-5000)}`;
+}
+
+/** Every service of the stack has stopped and left no port open. */
+async function expectStoppedCleanly(stack: Stack, tookMs: number): Promise<void> {
+  expect(stack.exited.code, howItStopped(stack)).toBe(0);
+  expect(tookMs, `${tookMs} ms\n${howItStopped(stack)}`).toBeLessThanOrEqual(STOP_BOUND_MS);
+  for (const [name, port] of Object.entries(stack.ports)) expect(await portOpen(port), name).toBe(false);
+}
 
 afterAll(async () => {
-  // On a failure, nothing of the stack may outlive the test.
-  if (child?.pid && exited.code === undefined) {
-    for (const p of descendants(child.pid).reverse()) {
+  for (const { child, exited, env, tmp } of stacks) {
+    // On a failure, nothing of the stack may outlive the test.
+    if (child.pid && exited.code === undefined) {
+      for (const p of descendants(child.pid).reverse()) {
+        try {
+          process.kill(p, 'SIGKILL');
+        } catch {}
+      }
       try {
-        process.kill(p, 'SIGKILL');
+        process.kill(-child.pid, 'SIGKILL');
       } catch {}
     }
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {}
+    const config = loadConfig(env);
+    const sql = createSql(config, { max: 1 });
+    await sql.unsafe(`drop schema if exists "${config.db.schema}" cascade`).catch(() => {});
+    await sql.unsafe(`drop schema if exists "${env.SANDBOX_DB_SCHEMA}" cascade`).catch(() => {});
+    await sql.end({ timeout: 5 });
+    const admin = createKafka(config, 'quick-stop-cleanup', createLogger('test', 'error')).admin();
+    await admin.connect();
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(config.kafka.topicNamespace));
+    if (topics.length > 0) await admin.deleteTopics({ topics }).catch(() => {});
+    await admin.disconnect();
+    rmSync(tmp, { recursive: true, force: true });
   }
-  const config = loadConfig(env);
-  const sql = createSql(config, { max: 1 });
-  await sql.unsafe(`drop schema if exists "${config.db.schema}" cascade`).catch(() => {});
-  await sql.unsafe(`drop schema if exists "${env.SANDBOX_DB_SCHEMA}" cascade`).catch(() => {});
-  await sql.end({ timeout: 5 });
-  const admin = createKafka(config, 'quick-stop-cleanup', createLogger('test', 'error')).admin();
-  await admin.connect();
-  const topics = (await admin.listTopics()).filter((t) => t.startsWith(config.kafka.topicNamespace));
-  if (topics.length > 0) await admin.deleteTopics({ topics }).catch(() => {});
-  await admin.disconnect();
-  rmSync(tmp, { recursive: true, force: true });
 });
 
 describe('Ctrl-C of npm start', () => {
   it('stops everything within 15 s with exit 0 while WebSocket, SSE and gRPC-proxy clients are connected through the gateway', async () => {
-    const gwPort = ports.GATEWAY_PORT as number;
+    const stack = await startStack();
+    const gwPort = stack.ports.GATEWAY_PORT as number;
+    try {
+      // Every service up (each has registered its stop once its /health answers).
+      for (const name of HEALTH_PORTS)
+        await waitReady(`http://127.0.0.1:${stack.ports[name]}/health`, 150_000, 500);
+      await waitReady(`http://127.0.0.1:${stack.ports.EDGE_HTTP_PORT}/ready`, 60_000, 500);
+      await waitReady(`http://127.0.0.1:${gwPort}/api/games`, 30_000, 500);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${stack.output.slice(-6000)}`);
+    }
     const ws = new WebSocket(`ws://127.0.0.1:${gwPort}/ws/crash`);
     const wsClosed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
     await new Promise<void>((resolve, reject) => {
@@ -174,15 +226,24 @@ describe('Ctrl-C of npm start', () => {
     const sse = await stream('/sse/crash');
     const proxied = await stream('/grpc-proxy/stream/crash');
 
-    const sentAt = Date.now();
-    process.kill(-(child.pid as number), 'SIGINT');
-    await waitFor('npm start to exit', () => (exited.code === undefined ? undefined : true), 60_000, 100);
-    const tookMs = exited.at - sentAt;
-    const tail = output.slice(-5000);
-    expect(exited.code, tail).toBe(0);
-    expect(tookMs, `${tookMs} ms\n${tail}`).toBeLessThanOrEqual(STOP_BOUND_MS);
+    const tookMs = await ctrlC(stack);
     // The clients were closed by the servers, not left hanging.
     await Promise.all([wsClosed, sse.ended, proxied.ended]);
-    for (const [name, port] of Object.entries(ports)) expect(await portOpen(port), name).toBe(false);
-  });
+    await expectStoppedCleanly(stack, tookMs);
+  }, 240_000);
+
+  it('stops cleanly with exit 0 when it comes while the services are still loading', async () => {
+    const stack = await startStack();
+    // As soon as the first service writes its first log line: it has loaded all of its modules, so
+    // every service has loaded its preload (the first and smallest of them), and the slower ones
+    // (the API, the edge) are still loading theirs; without the preload those die of the signal.
+    const firstLine =
+      /^\[(round-engine|projector|api|edge|gateway|sandbox|settlement|wallet-saga|bots)\] \{/m;
+    await waitFor('a service to log', () => (firstLine.test(stack.output) ? true : undefined), 150_000, 10);
+    const tookMs = await ctrlC(stack);
+    // Each held the signal while loading, started, then stopped (not killed by the signal).
+    expect(stack.output).toContain('signal during start-up; stopping once started');
+    expect(stack.output).not.toContain('exited with code SIGTERM');
+    await expectStoppedCleanly(stack, tookMs);
+  }, 240_000);
 });
