@@ -230,6 +230,8 @@ describe('the API contract (/openapi.json) under schemathesis', () => {
       '1',
       '--max-failures',
       '20',
+      // The run's seed is printed with its summary; CONTRACT_SEED=<seed> generates the same cases again.
+      ...(process.env.CONTRACT_SEED ? ['--seed', process.env.CONTRACT_SEED] : []),
     ];
     const { code, out } = await new Promise<{ code: number; out: string }>((resolve) => {
       execFile(
