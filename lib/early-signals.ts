@@ -10,17 +10,17 @@
  * (lib/lifecycle.ts) once every module it imports has loaded, which takes one to several seconds on a
  * busy machine; a Ctrl-C in that window used to end the service by the signal's default action, so
  * `npm start` reported a service that "did not stop cleanly" (status 1) although nothing had started.
- * With this preload a listener exists from the start, so the signal never takes its default action: it
- * is held here when it reaches JavaScript before the main does (a loader that lets the event loop run
- * while modules load, as Deno's), else it reaches lib/lifecycle.ts's own listener (Node runs tsx's
- * hooks off the main thread, whose event loop waits until the main module runs); lib/lifecycle.ts
- * takes a held one over (`EARLY_SIGNALS`), and either way the service stops once started, exit 0,
- * within the same bound.
+ * With this preload a listener exists from the start, so the signal never takes its default action. It
+ * reaches JavaScript when the event loop next turns: while the modules still load, it is held here
+ * and lib/lifecycle.ts takes it over (`EARLY_SIGNALS`); when that turn comes only once the main runs
+ * (modules evaluate synchronously), lib/lifecycle.ts's own listener gets it. Either way the service
+ * finishes starting and stops, exit 0, within lib/lifecycle.ts's bound counted from the signal.
  *
  * The bound: a process whose main never takes the signal over within SHUTDOWN_TIMEOUT_MS (read here
  * from the environment, since the config modules have not loaded yet; 30 000 ms when unset or not a
  * positive integer) after it exits 1, so a signal is never swallowed by a process that does not use
- * lib/lifecycle.ts. Importing this module has these effects and exports nothing.
+ * lib/lifecycle.ts. (Once taken over, the service's own bound applies: the edges add EDGE_DRAIN_MS.)
+ * Importing this module has these effects and exports nothing.
  */
 import { EARLY_SIGNALS, type EarlySignals, type HeldSignal } from './lifecycle.ts';
 

@@ -1,6 +1,6 @@
 /**
  * lib/early-signals.ts, in real child processes (tests/support/slow-main.ts, whose modules "load" for
- * 1.5 s): a SIGTERM while loading is held and the process stops cleanly once started (exit 0); without
+ * 4 s, so the SIGTERM sent when it says `loading` lands in that window even on a loaded machine): a SIGTERM while loading is held and the process stops cleanly once started (exit 0); without
  * the preload the same SIGTERM kills it; a process that never takes the signal over exits 1 after
  * SHUTDOWN_TIMEOUT_MS. And scripts/start.sh preloads it for every Node service.
  */
@@ -10,6 +10,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..');
+/** How long the stand-in main's modules "load", ms. */
+const LOAD_MS = 4000;
+
+/** Whole lines of `out` (a log message may contain the words `started` or `stopped`). */
+const linesOf = (out: string) => out.split('\n').map((l) => l.trim());
+
 /** As scripts/start.sh runs the services: the preload first, by Node's own type stripping. */
 const PRELOAD = ['--import', './lib/early-signals.ts'];
 
@@ -25,7 +31,7 @@ function runSignalledWhileLoading(preload: string[], env: Record<string, string>
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...preload, '--import', 'tsx', 'tests/support/slow-main.ts'], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: { ...process.env, SLOW_MAIN_LOAD_MS: String(LOAD_MS), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -49,24 +55,27 @@ describe('early signals', () => {
     const r = await runSignalledWhileLoading(PRELOAD);
     expect(r, r.out).toMatchObject({ code: 0, signal: null });
     expect(r.out).toContain('signal during start-up; stopping once started');
-    expect(r.out.indexOf('started')).toBeGreaterThan(-1);
-    expect(r.out.indexOf('started')).toBeLessThan(r.out.indexOf('stopped'));
-  }, 20_000);
+    const lines = linesOf(r.out);
+    expect(lines.indexOf('started'), r.out).toBeGreaterThan(-1);
+    expect(lines.indexOf('started'), r.out).toBeLessThan(lines.indexOf('stopped'));
+  }, 30_000);
 
   it('hold a SIGTERM that reaches JavaScript before the main does, and hand it over to lib/lifecycle.ts', async () => {
     const r = await runSignalledWhileLoading(PRELOAD, { SLOW_MAIN_ASYNC: '1' });
     expect(r, r.out).toMatchObject({ code: 0, signal: null });
     const line = r.out.split('\n').find((l) => l.includes('signal during start-up'));
-    // Held since the signal, 1.5 s before the main took it over.
-    expect(JSON.parse(line ?? '{}').msAgo, r.out).toBeGreaterThanOrEqual(1000);
-    expect(r.out.indexOf('started')).toBeLessThan(r.out.indexOf('stopped'));
-  }, 20_000);
+    // Held since the signal, about LOAD_MS before the main took it over.
+    expect(JSON.parse(line ?? '{}').msAgo, r.out).toBeGreaterThanOrEqual(LOAD_MS / 2);
+    const lines = linesOf(r.out);
+    expect(lines.indexOf('started'), r.out).toBeGreaterThan(-1);
+    expect(lines.indexOf('started'), r.out).toBeLessThan(lines.indexOf('stopped'));
+  }, 30_000);
 
   it('are needed: without the preload the same SIGTERM kills the process', async () => {
     const r = await runSignalledWhileLoading([]);
     expect(r, r.out).toMatchObject({ code: null, signal: 'SIGTERM' });
     expect(r.out).not.toContain('stopped');
-  }, 20_000);
+  }, 30_000);
 
   it('end a process that never takes the signal over with 1 after SHUTDOWN_TIMEOUT_MS', async () => {
     const r = await runSignalledWhileLoading(PRELOAD, {
@@ -76,7 +85,7 @@ describe('early signals', () => {
     expect(r, r.out).toMatchObject({ code: 1, signal: null });
     expect(r.out).toContain('SIGTERM while loading, and no stop took it over within 2000 ms');
     expect(r.ms).toBeGreaterThanOrEqual(2000);
-  }, 20_000);
+  }, 30_000);
 
   it('are preloaded by scripts/start.sh for every service, Node and Deno', () => {
     const lines = readFileSync(join(ROOT, 'scripts/start.sh'), 'utf8')

@@ -12,7 +12,7 @@ if (process.env.SLOW_MAIN_ASYNC === '1') await new Promise((r) => setTimeout(r, 
 else {
   const until = Date.now() + loadMs;
   while (Date.now() < until) {
-    // the modules loading, the event loop not turning (as while Node's loader hooks answer)
+    // the modules loading, the event loop not turning (as while modules evaluate)
   }
 }
 const keepAlive = setInterval(() => {}, 1000);
