@@ -9,10 +9,11 @@ name anything, and the server's answer to them is part of the contract.
 
 An operator's `base_url` is where the API sends its readiness probe when the operator is registered
 or changed, and waits for the answer up to the operator's timeout (10 s by default). A generated
-http(s) URL naming any host but this machine is sent for the same URL on 127.0.0.1 at a port where
-nothing listens (refused at once): the suite sends nothing beyond loopback, and on a machine without
-a route out a public address would hang until that timeout, past schemathesis's 10 s response limit.
-Scheme, path and query are kept, and strings that are not http(s) URLs pass unchanged.
+http(s) URL with a host is sent for the same URL on 127.0.0.1 at a port where nothing listens
+(refused at once): the suite sends nothing beyond loopback (on a machine without a route out a
+public address would hang until that timeout, past schemathesis's 10 s response limit), and never
+to a local port that accepts a connection and does not answer HTTP (Kafka's, Postgres's). Scheme,
+path and query are kept, and strings that are not http(s) URLs pass unchanged.
 """
 import random
 import re
@@ -36,13 +37,12 @@ DESTRUCTIVE = {
 
 # (method, path template) of the operations whose body may carry an operator's base_url
 OPERATOR_BODIES = {("POST", "/admin/operators"), ("PATCH", "/admin/operators/{id}")}
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 # Nothing listens on the discard port here: a probe sent there is refused at once.
 REFUSED_PORT = 9
 
 
 def loopback_url(value):
-    """`value` on 127.0.0.1:REFUSED_PORT when it is an http(s) URL naming another host, else unchanged."""
+    """`value` on 127.0.0.1:REFUSED_PORT when it is an http(s) URL with a host, else unchanged."""
     if not isinstance(value, str):
         return value
     try:
@@ -51,7 +51,7 @@ def loopback_url(value):
         parts.port  # raises on a port out of range: left for the server to refuse
     except ValueError:
         return value
-    if parts.scheme not in ("http", "https") or not host or host in LOOPBACK:
+    if parts.scheme not in ("http", "https") or not host:
         return value
     return urlunsplit((parts.scheme, f"127.0.0.1:{REFUSED_PORT}", parts.path, parts.query, parts.fragment))
 
