@@ -22,9 +22,7 @@
  * lib/lifecycle.ts. (Once taken over, the service's own bound applies: the edges add EDGE_DRAIN_MS.)
  * Importing this module has these effects and exports nothing.
  */
-import { EARLY_SIGNALS, type EarlySignals, type HeldSignal } from './lifecycle.ts';
-
-const slot = globalThis as { [EARLY_SIGNALS]?: EarlySignals };
+import { EARLY_SIGNALS, type HeldSignal, earlySignalsSlot as slot } from './lifecycle.ts';
 
 if (!slot[EARLY_SIGNALS]) {
   const raw = Number(process.env.SHUTDOWN_TIMEOUT_MS);

@@ -1,20 +1,28 @@
 /**
  * lib/early-signals.ts, in real child processes (tests/support/slow-main.ts, whose modules "load" for
- * 4 s, so the SIGTERM sent when it says `loading` lands in that window even on a loaded machine): a SIGTERM while loading is held and the process stops cleanly once started (exit 0); without
- * the preload the same SIGTERM kills it; a process that never takes the signal over exits 1 after
+ * 4 s, so the SIGTERM sent when it says `loading` lands in that window even on a loaded machine):
+ * a SIGTERM while loading is held and the process stops cleanly once started (exit 0); without the
+ * preload the same SIGTERM kills it; a process that never takes the signal over exits 1 after
  * SHUTDOWN_TIMEOUT_MS. And scripts/start.sh preloads it for every Node service.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ROOT } from '../tests/support/processes.ts';
 
-const ROOT = join(import.meta.dirname, '..');
 /** How long the stand-in main's modules "load", ms. */
 const LOAD_MS = 4000;
 
-/** Whole lines of `out` (a log message may contain the words `started` or `stopped`). */
-const linesOf = (out: string) => out.split('\n').map((l) => l.trim());
+/**
+ * The stand-in wrote `started`, then `stopped`: compared as whole lines, since a log message may
+ * contain those words.
+ */
+function expectStartedThenStopped(out: string): void {
+  const lines = out.split('\n').map((l) => l.trim());
+  expect(lines.indexOf('started'), out).toBeGreaterThan(-1);
+  expect(lines.indexOf('started'), out).toBeLessThan(lines.indexOf('stopped'));
+}
 
 /** As scripts/start.sh runs the services: the preload first, by Node's own type stripping. */
 const PRELOAD = ['--import', './lib/early-signals.ts'];
@@ -55,9 +63,7 @@ describe('early signals', () => {
     const r = await runSignalledWhileLoading(PRELOAD);
     expect(r, r.out).toMatchObject({ code: 0, signal: null });
     expect(r.out).toContain('signal during start-up; stopping once started');
-    const lines = linesOf(r.out);
-    expect(lines.indexOf('started'), r.out).toBeGreaterThan(-1);
-    expect(lines.indexOf('started'), r.out).toBeLessThan(lines.indexOf('stopped'));
+    expectStartedThenStopped(r.out);
   }, 30_000);
 
   it('hold a SIGTERM that reaches JavaScript before the main does, and hand it over to lib/lifecycle.ts', async () => {
@@ -66,9 +72,7 @@ describe('early signals', () => {
     const line = r.out.split('\n').find((l) => l.includes('signal during start-up'));
     // Held since the signal, about LOAD_MS before the main took it over.
     expect(JSON.parse(line ?? '{}').msAgo, r.out).toBeGreaterThanOrEqual(LOAD_MS / 2);
-    const lines = linesOf(r.out);
-    expect(lines.indexOf('started'), r.out).toBeGreaterThan(-1);
-    expect(lines.indexOf('started'), r.out).toBeLessThan(lines.indexOf('stopped'));
+    expectStartedThenStopped(r.out);
   }, 30_000);
 
   it('are needed: without the preload the same SIGTERM kills the process', async () => {
@@ -88,14 +92,13 @@ describe('early signals', () => {
   }, 30_000);
 
   it('are preloaded by scripts/start.sh for every service, Node and Deno', () => {
-    const lines = readFileSync(join(ROOT, 'scripts/start.sh'), 'utf8')
-      .split('\n')
-      .filter((l) => /"exec node .*services\/[^/]+\/main\.ts"/.test(l));
+    const script = readFileSync(join(ROOT, 'scripts/start.sh'), 'utf8').split('\n');
+    const lines = script.filter((l) => /"exec node .*services\/[^/]+\/main\.ts"/.test(l));
     expect(lines.length).toBe(9);
     for (const l of lines) expect(l).toContain('--import ./lib/early-signals.ts --import tsx ');
-    const deno = readFileSync(join(ROOT, 'scripts/start.sh'), 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('deno run') && l.includes('services/edge-webtransport/main.ts'));
+    const deno = script.filter(
+      (l) => l.includes('deno run') && l.includes('services/edge-webtransport/main.ts'),
+    );
     expect(deno.length).toBe(1);
     expect(deno[0]).toContain('--preload ./lib/early-signals.ts ');
   });

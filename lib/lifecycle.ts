@@ -51,6 +51,9 @@ export interface EarlySignals {
   takeOver(): HeldSignal | undefined;
 }
 
+/** `globalThis` seen with its slot, for lib/early-signals.ts to fill and `listen` to read. */
+export const earlySignalsSlot = globalThis as { [EARLY_SIGNALS]?: EarlySignals };
+
 let handler: Handler | undefined;
 let held: HeldSignal | undefined;
 let listening = false;
@@ -64,8 +67,7 @@ function listen(): void {
       else held ??= { signal, at: Date.now() };
     });
   // Ours listen first, then the preload's go: no moment without a listener.
-  const early = (globalThis as { [EARLY_SIGNALS]?: EarlySignals })[EARLY_SIGNALS];
-  const before = early?.takeOver();
+  const before = earlySignalsSlot[EARLY_SIGNALS]?.takeOver();
   if (before) held ??= before;
 }
 

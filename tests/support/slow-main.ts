@@ -1,13 +1,13 @@
 /**
  * A stand-in service main for lib/early-signals.unit.test.ts: writes `loading`, then spends
- * SLOW_MAIN_LOAD_MS (ms, default 1500) standing for its modules loading (a busy wait; with
+ * SLOW_MAIN_LOAD_MS (ms, default 4000) standing for its modules loading (a busy wait; with
  * SLOW_MAIN_ASYNC=1 a timer, the event loop turning meanwhile), then calls
  * `holdSignals`, starts (200 ms), writes `started`, registers a stop that writes `stopped` and runs
  * until stopped. With SLOW_MAIN_NO_LIFECYCLE=1 it never uses lib/lifecycle.ts (a process that does
  * not take an early signal over) and just stays alive.
  */
 process.stdout.write('loading\n');
-const loadMs = Number(process.env.SLOW_MAIN_LOAD_MS ?? 1500);
+const loadMs = Number(process.env.SLOW_MAIN_LOAD_MS ?? 4000);
 if (process.env.SLOW_MAIN_ASYNC === '1') await new Promise((r) => setTimeout(r, loadMs));
 else {
   const until = Date.now() + loadMs;
