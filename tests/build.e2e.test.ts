@@ -97,7 +97,12 @@ function installed(dir: string, prefix = 'node_modules'): string[] {
   return out;
 }
 
-/** Resolves once `url` answers 200. @throws with `svc`'s output when it exits first or after 60 s. */
+/**
+ * Resolves once `url` answers 200. @throws with `svc`'s output when it exits first or after 60 s.
+ * An edge's `/health` answers as soon as its HTTP listener is up; `/ready` once it has started
+ * (key table loaded, token secret read or made, source caught up): wait on `/ready` before
+ * checking anything start-up makes.
+ */
 async function healthy(svc: Service, url: string): Promise<void> {
   const state = await waitFor(`${url} to answer 200`, async () => {
     if (svc.child.exitCode !== null) return `exited with ${svc.child.exitCode}`;
@@ -289,7 +294,7 @@ describe('production build', () => {
     );
     running.push(edge);
     try {
-      await healthy(edge, `http://127.0.0.1:${httpPort}/health`);
+      await healthy(edge, `http://127.0.0.1:${httpPort}/ready`);
       // uWebSockets.js takes a subscription (credentials are off by default).
       const ws = await attempt({ http: httpPort, ws: wsPort, grpc: 0 }, 'ws', { path: 'crash' });
       expect(ws.status).toBe(200);
@@ -323,7 +328,9 @@ describe('production build', () => {
     );
     running.push(edge);
     try {
-      await healthy(edge, `http://127.0.0.1:${httpPort}/health`);
+      // `/ready`, not `/health`: Deno.serve answers /health before the key table (and with it the
+      // token secret) is loaded, so on a slow machine /health came first (CI of stop 20).
+      await healthy(edge, `http://127.0.0.1:${httpPort}/ready`);
       // Its token secret, made at start under dist/.data (the link to the app's .data).
       expect(existsSync(join(app, '.data/auth/token-secret'))).toBe(true);
       expect(await edge.stop('SIGTERM', 20_000)).toBe(0);
