@@ -12,7 +12,15 @@ export default defineConfig({
     // postgres.js's dropped array-types fetch (lib/db/pool.ts): only that signature is ignored.
     onUnhandledError: (error) => (isDriverArrayTypesFetch(error) ? false : undefined),
     projects: [
-      { test: { name: 'unit', include: ['**/*.unit.test.ts'], exclude: ['node_modules/**', '.cache/**'] } },
+      {
+        test: {
+          name: 'unit',
+          include: ['**/*.unit.test.ts'],
+          exclude: ['node_modules/**', '.cache/**'],
+          // Unit files run in parallel on 2 cores; a few spawn tsx or hash 10^5 seeds: 20 s, not 5.
+          testTimeout: 20_000,
+        },
+      },
       {
         test: {
           name: 'int',

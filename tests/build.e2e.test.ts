@@ -239,7 +239,7 @@ describe('production build', () => {
     running.push(api);
     const base = `http://127.0.0.1:${port}`;
     await healthy(api, `${base}/health`);
-    expect(await statusOf(`${base}/ready`)).toBe(200);
+    await healthy(api, `${base}/ready`);
     expect(await statusOf(`${base}/`), 'a page of dist/public').toBe(200);
     expect(await api.stop('SIGTERM', 20_000)).toBe(0);
   }, 150_000);

@@ -163,7 +163,10 @@ describe('services stop cleanly on SIGTERM', () => {
         BOTS_PLAYERS: '2',
         BOTS_OPERATOR_FILE: join(certDir, 'no-operator.json'),
       });
-      await new Promise((r) => setTimeout(r, 1500));
+      // Its stop is registered once it logs this (then it waits for the operator file).
+      await waitFor('bots to start waiting for the operator file', () =>
+        bots.output().includes('bots ops endpoints listening') ? true : undefined,
+      );
       for (const [name, s] of Object.entries({ gateway, sandbox, bots })) {
         const { code, ms } = await terminate(s);
         expect(code, name).toBe(0);

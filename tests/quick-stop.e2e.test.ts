@@ -67,7 +67,10 @@ interface Stack {
   output: string;
 }
 
-/** The ports whose /health answers once a service has started (and registered its stop). */
+/**
+ * The ports whose /health answers once a service has started (and registered its stop); the
+ * WebTransport edge's answers as soon as its HTTP listener is up, so its /ready is waited for too.
+ */
 const HEALTH_PORTS = [
   'GATEWAY_OPS_PORT',
   'ROUND_ENGINE_PORT',
@@ -208,6 +211,8 @@ describe('Ctrl-C of npm start', () => {
       for (const name of HEALTH_PORTS)
         await waitReady(`http://127.0.0.1:${stack.ports[name]}/health`, 150_000, 500);
       await waitReady(`http://127.0.0.1:${stack.ports.EDGE_HTTP_PORT}/ready`, 60_000, 500);
+      // The WebTransport edge's Deno.serve answers /health before the rest of its start-up.
+      await waitReady(`http://127.0.0.1:${stack.ports.WT_HTTP_PORT}/ready`, 60_000, 500);
       await waitReady(`http://127.0.0.1:${gwPort}/api/games`, 30_000, 500);
     } catch (err) {
       throw new Error(`${(err as Error).message}\n${stack.output.slice(-6000)}`);

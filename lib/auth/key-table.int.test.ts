@@ -74,8 +74,11 @@ describe('key table on auth-keys', () => {
     expect(other.get(ev.key_id)?.name).toBe('k');
     expect(authenticate(other, { credential: secret, now: Date.now() }).ok).toBe(true);
 
-    const t0 = Date.now();
-    await appendKeyEvent(producer, config, { type: 'KeyRevoked', value: { key_id: ev.key_id, at: t0 } });
+    await appendKeyEvent(producer, config, {
+      type: 'KeyRevoked',
+      value: { key_id: ev.key_id, at: Date.now() },
+    });
+    const t0 = Date.now(); // within a second of the revocation being on the log
     while (authenticate(other, { credential: secret, now: Date.now() }).ok && Date.now() - t0 < 5000) {
       await new Promise((r) => setTimeout(r, 10));
     }

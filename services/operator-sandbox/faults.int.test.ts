@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../tests/support/poll.ts';
 import { betBody, rewardsBody, startTestSandbox, type TestSandbox } from '../../tests/support/sandbox.ts';
 
 type HttpResult = { status: number; body: string } | { error: string };
@@ -107,9 +108,18 @@ describe('operator sandbox fault injection', () => {
     const payload = JSON.stringify(betBody(id(), 3, 'f4'));
     const r = await httpCall(port, 'POST', '/wallet/bet', payload, sb.signedHeaders(payload), 300);
     expect(r).toEqual({ error: 'client timeout' });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const metrics = (await sb.app.inject({ method: 'GET', url: '/metrics' })).body;
-    expect(metrics).toMatch(/sandbox_callbacks_total\{kind="bet",form="A",status="dropped"[^}]*\} 1/);
+    // The server sees the hang-up after the client does: wait for it (up to 10 s), then check.
+    const dropped = /sandbox_callbacks_total\{kind="bet",form="A",status="dropped"[^}]*\} 1/;
+    const metrics = await waitFor(
+      'the dropped call counted',
+      async () => {
+        const body = (await sb.app.inject({ method: 'GET', url: '/metrics' })).body;
+        return dropped.test(body) ? body : undefined;
+      },
+      10_000,
+      50,
+    ).catch(async () => (await sb.app.inject({ method: 'GET', url: '/metrics' })).body);
+    expect(metrics).toMatch(dropped);
     expect(await sb.balance('f4')).toBeNull();
   });
 

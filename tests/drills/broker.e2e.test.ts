@@ -111,8 +111,17 @@ describe('broker killed for 10 s while rounds flow', () => {
       );
       for (const g of await roundsPerGame(env.sql))
         expect(g).toEqual({ slug: g.slug, n: log.get(g.slug)?.length, d: g.n, span: g.n });
-      expect(await statusOf(`http://127.0.0.1:${projectorPort}/ready`)).toBe(200);
-      expect(await statusOf(`http://127.0.0.1:${edge.httpPort}/ready`)).toBe(200);
+      // Ready again after the outage (each reconnects on its own schedule): within 30 s.
+      for (const url of [
+        `http://127.0.0.1:${projectorPort}/ready`,
+        `http://127.0.0.1:${edge.httpPort}/ready`,
+      ])
+        await waitFor(
+          `${url} to answer 200 after the outage`,
+          async () => ((await statusOf(url)) === 200 ? true : undefined),
+          30_000,
+          200,
+        );
       expect(retries).toBeGreaterThan(0);
       console.info(
         `broker drill: broker down ${Math.round(downMs)} ms (killed, ${OUTAGE_MS} ms, then restarted); engine send retries ${retries}; projector /ready during the outage ${projectorDuring}; ${total} rounds, read model and ${clients.length} subscribers complete; ${clients.reduce((n, { c }) => n + c.connects - 1, 0)} resumes`,

@@ -55,14 +55,18 @@ export interface Service {
 
 /**
  * Starts `tsx <entry> [args]` from the repository root with `env` added to the current environment.
- * Output is captured (and echoed when E2E_VERBOSE is set).
+ * A service's main (`services/…`) gets lib/early-signals.ts preloaded as `npm start` does
+ * (scripts/start.sh), so a SIGTERM sent while its modules still load is held and ends in a clean
+ * stop, as in production, instead of killing it. Output is captured (and echoed when E2E_VERBOSE is
+ * set).
  */
 export function startService(
   entry: string,
   env: Record<string, string>,
   args: readonly string[] = [],
 ): Service {
-  return startProcess(process.execPath, ['--import', 'tsx', entry, ...args], env);
+  const preload = entry.startsWith('services/') ? ['--import', './lib/early-signals.ts'] : [];
+  return startProcess(process.execPath, [...preload, '--import', 'tsx', entry, ...args], env);
 }
 
 /**

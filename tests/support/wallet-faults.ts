@@ -15,8 +15,12 @@ import { ledger, newPlayer, type Player, placeBet, playerBalance } from './walle
 export const STAKE = 10;
 /** The trio's colours, in the order of its tx ids. */
 export const TRIO_COLORS = ['red', 'black', 'white'] as const;
-/** Betting window left (ms) for a trio to be placed in it: the double's is 1 s at ROUND_SPEED 10. */
-const MIN_WINDOW_MS = 500;
+/**
+ * Betting window left (ms) for a trio to be placed in it: the double's is 1 s at ROUND_SPEED 10, so
+ * the trios go out at the start of a window (the API refuses bets 100 ms before its close; nine bets
+ * at once through the gateway can take several hundred ms on a loaded machine).
+ */
+const MIN_WINDOW_MS = 800;
 
 /** A wallet_transactions row with numbers for ids and amounts. */
 export interface TxRow {
