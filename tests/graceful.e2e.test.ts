@@ -165,8 +165,11 @@ describe('services stop cleanly on SIGTERM', () => {
       });
       // Its stop is registered once it logs this (then it waits for the operator file).
       await waitFor('bots to start waiting for the operator file', () =>
-        bots.output().includes('bots ops endpoints listening') ? true : undefined,
+        bots.output().includes('bots ops endpoints listening') || bots.child.exitCode !== null
+          ? true
+          : undefined,
       );
+      expect(bots.child.exitCode, bots.output()).toBeNull();
       for (const [name, s] of Object.entries({ gateway, sandbox, bots })) {
         const { code, ms } = await terminate(s);
         expect(code, name).toBe(0);

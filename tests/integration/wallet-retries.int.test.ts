@@ -134,7 +134,7 @@ describe('a pending credit never holds back the next debit', () => {
       await until('debit 2', () =>
         eventsOf(env.events, 'CallbackSucceeded', 40_104).length ? true : undefined,
       );
-      // Debited before the win's first retry came due (5 s ± 10%): nothing waited for the win.
+      // Debited before the win's first retry came due (5 s; random is 0 here): nothing waited for it.
       expect(failures(40_101)).toHaveLength(1);
       expect(Date.now() - t0).toBeLessThan(4_000);
       expect(await getCallback(env.sql, 40_101)).toMatchObject({ status: 'due' });

@@ -20,7 +20,7 @@ export const TRIO_COLORS = ['red', 'black', 'white'] as const;
  * the trios go out at the start of a window (the API refuses bets 100 ms before its close; nine bets
  * at once through the gateway can take several hundred ms on a loaded machine).
  */
-const MIN_WINDOW_MS = 800;
+const MIN_WINDOW_MS = 700;
 
 /** A wallet_transactions row with numbers for ids and amounts. */
 export interface TxRow {
@@ -130,7 +130,7 @@ export async function betOnFreshRound(
       const left = c.betting_closes_at ? Date.parse(c.betting_closes_at) - Date.now() : 0;
       return c.phase === 'betting' && left >= MIN_WINDOW_MS ? (c.round_id as number) : undefined;
     },
-    30_000,
+    60_000,
     25,
   );
   return Promise.all(
