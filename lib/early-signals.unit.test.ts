@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../tests/support/processes.ts';
+import { EARLY_SIGNALS_PRELOAD as PRELOAD, ROOT } from '../tests/support/processes.ts';
 
 /** How long the stand-in main's modules "load", ms. */
 const LOAD_MS = 4000;
@@ -24,9 +24,6 @@ function expectStartedThenStopped(out: string): void {
   expect(lines.indexOf('started'), out).toBeLessThan(lines.indexOf('stopped'));
 }
 
-/** As scripts/start.sh runs the services: the preload first, by Node's own type stripping. */
-const PRELOAD = ['--import', './lib/early-signals.ts'];
-
 interface Run {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
@@ -35,7 +32,10 @@ interface Run {
 }
 
 /** Runs the stand-in main with `preload` flags, sends SIGTERM as soon as it says `loading`. */
-function runSignalledWhileLoading(preload: string[], env: Record<string, string> = {}): Promise<Run> {
+function runSignalledWhileLoading(
+  preload: readonly string[],
+  env: Record<string, string> = {},
+): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...preload, '--import', 'tsx', 'tests/support/slow-main.ts'], {
       cwd: ROOT,

@@ -67,10 +67,7 @@ interface Stack {
   output: string;
 }
 
-/**
- * The ports whose /health answers once a service has started (and registered its stop); the
- * WebTransport edge's answers as soon as its HTTP listener is up, so its /ready is waited for too.
- */
+/** The ports whose /health answers once a service has started (and registered its stop). */
 const HEALTH_PORTS = [
   'GATEWAY_OPS_PORT',
   'ROUND_ENGINE_PORT',

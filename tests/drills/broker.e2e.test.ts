@@ -20,7 +20,7 @@ import {
 import { sampleSum } from '../support/metrics.ts';
 import { waitFor } from '../support/poll.ts';
 import { type PrivateKafka, startPrivateKafka } from '../support/private-infra.ts';
-import { freePort, statusOf } from '../support/processes.ts';
+import { freePort, statusOf, waitReady } from '../support/processes.ts';
 import { clientProblems, type ResumingSse, resumingSse, SSE_SUBSCRIPTIONS } from '../support/resuming-sse.ts';
 
 const OUTAGE_MS = 10_000;
@@ -112,16 +112,8 @@ describe('broker killed for 10 s while rounds flow', () => {
       for (const g of await roundsPerGame(env.sql))
         expect(g).toEqual({ slug: g.slug, n: log.get(g.slug)?.length, d: g.n, span: g.n });
       // Ready again after the outage (each reconnects on its own schedule): within 30 s.
-      for (const url of [
-        `http://127.0.0.1:${projectorPort}/ready`,
-        `http://127.0.0.1:${edge.httpPort}/ready`,
-      ])
-        await waitFor(
-          `${url} to answer 200 after the outage`,
-          async () => ((await statusOf(url)) === 200 ? true : undefined),
-          30_000,
-          200,
-        );
+      await waitReady(`http://127.0.0.1:${projectorPort}/ready`, 30_000);
+      await waitReady(`http://127.0.0.1:${edge.httpPort}/ready`, 30_000);
       expect(retries).toBeGreaterThan(0);
       console.info(
         `broker drill: broker down ${Math.round(downMs)} ms (killed, ${OUTAGE_MS} ms, then restarted); engine send retries ${retries}; projector /ready during the outage ${projectorDuring}; ${total} rounds, read model and ${clients.length} subscribers complete; ${clients.reduce((n, { c }) => n + c.connects - 1, 0)} resumes`,

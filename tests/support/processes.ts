@@ -53,6 +53,9 @@ export interface Service {
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | string | null>;
 }
 
+/** Node's arguments that preload lib/early-signals.ts, as scripts/start.sh runs every Node service. */
+export const EARLY_SIGNALS_PRELOAD: readonly string[] = ['--import', './lib/early-signals.ts'];
+
 /**
  * Starts `tsx <entry> [args]` from the repository root with `env` added to the current environment.
  * A service's main (`services/…`) gets lib/early-signals.ts preloaded as `npm start` does
@@ -65,7 +68,7 @@ export function startService(
   env: Record<string, string>,
   args: readonly string[] = [],
 ): Service {
-  const preload = entry.startsWith('services/') ? ['--import', './lib/early-signals.ts'] : [];
+  const preload = entry.startsWith('services/') ? EARLY_SIGNALS_PRELOAD : [];
   return startProcess(process.execPath, [...preload, '--import', 'tsx', entry, ...args], env);
 }
 
