@@ -28,16 +28,35 @@ export const WT_EDGE_ARGS: readonly string[] = [
   'services/edge-webtransport/main.ts',
 ];
 
-/** A free TCP port on 127.0.0.1 (the OS picks it; a tiny race before use is accepted in tests). */
-export async function freePort(): Promise<number> {
-  return await new Promise((res, rej) => {
+/**
+ * Ports handed out by `freePort`: below Linux's default ephemeral range (32768–60999,
+ * /proc/sys/net/ipv4/ip_local_port_range), where the OS picks a `listen(0)` port and every outgoing
+ * connection's source port. A port the OS picked (listen(0)) was free then, but until the service
+ * binds it the OS may give it to a `*_PORT: '0'` listener or a client socket: a stack once failed
+ * with EADDRINUSE on such a port. Outside that range only another freePort can take it.
+ */
+const FREE_PORT_RANGE = { from: 20_000, to: 32_767 } as const;
+
+/** Whether `port` can be listened on at 127.0.0.1 now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((res) => {
     const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => res(typeof addr === 'object' && addr ? addr.port : 0));
-    });
+    srv.once('error', () => res(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
   });
+}
+
+/**
+ * A free TCP port on 127.0.0.1 in FREE_PORT_RANGE, picked at random and checked by listening on it.
+ * @throws after 200 ports in use.
+ */
+export async function freePort(): Promise<number> {
+  const { from, to } = FREE_PORT_RANGE;
+  for (let i = 0; i < 200; i++) {
+    const port = from + Math.floor(Math.random() * (to - from + 1));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port found in ${from}-${to} after 200 tries`);
 }
 
 /** A random suffix for topic namespaces, schemas and groups. */
