@@ -3,7 +3,8 @@
  * through gRPC just as it does on /sse: a round is `event: message` (`initial` for the latest sent
  * on subscribe) with its position as `id:` — EventSource then resumes by itself with
  * `Last-Event-ID` — the resume verdict is `event: recovered` (when the page asked with
- * `envelope=1`), lifecycle messages are `event: round-opened` / `event: betting-closed`. Data are
+ * `envelope=1`), lifecycle messages are `event: round-opened` / `event: betting-closed`, with the
+ * position of the last round before them as their `id:` (every event carries one). Data are
  * the same JSON forms as on /sse (the seed's stream form; lib/stream/lifecycle.ts).
  */
 import type { LifecycleMsg, RoundEventMsg } from '../grpc/proto.ts';
@@ -44,7 +45,7 @@ export function eventFrame(announce: boolean): (e: RoundEventMsg) => string {
       return `event: recovered\n${id}data: ${JSON.stringify(info)}\n\n`;
     }
     if (e.type === 'lifecycle' && e.lifecycle)
-      return `event: ${e.lifecycle.event}\ndata: ${JSON.stringify(lifecycleFormOf(e.lifecycle))}\n\n`;
+      return `event: ${e.lifecycle.event}\n${id}data: ${JSON.stringify(lifecycleFormOf(e.lifecycle))}\n\n`;
     return ''; // heartbeats: the relay writes its own `: heartbeat` comments
   };
 }

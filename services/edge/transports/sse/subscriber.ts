@@ -120,10 +120,15 @@ export class SseSink implements StreamSink {
     this.hooks.onDelivered();
   }
 
-  /** `round-opened` / `betting-closed` with the lifecycle message as data (no id: it moves no position). */
-  lifecycle(u: LifecycleUpdate, _envelopes: LifecycleEnvelopes): void {
+  /**
+   * `round-opened` / `betting-closed` with the lifecycle message as data and the subscriber's
+   * position as id: the position of the last round delivered before it. An event must carry an
+   * id: without one better-sse makes up a random one, which EventSource then sends back as its
+   * Last-Event-ID, and a resume from it is impossible.
+   */
+  lifecycle(u: LifecycleUpdate, _envelopes: LifecycleEnvelopes, sub: StreamSubscription): void {
     if (!this.writable()) return;
-    void this.session.push(u.json(), u.message.event);
+    void this.session.push(u.json(), u.message.event, sub.positionText());
   }
 
   recovered(info: RecoveredInfo, sub: StreamSubscription): void {
