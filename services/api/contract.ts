@@ -61,7 +61,7 @@ const COMMON_TEXT: Readonly<Record<number, string>> = {
   403: 'A valid credential without the scope, or an Origin its public key does not allow.',
   404: 'Nothing under this name.',
   413: 'Body over 1 MiB.',
-  415: 'Body not application/json.',
+  415: 'Body not application/json, or in a charset other than UTF-8.',
   429: 'Rate limit or failed-credential budget spent; Retry-After says for how long.',
   503: 'Postgres or the log cannot be reached; nothing was done.',
 };

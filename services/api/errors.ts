@@ -16,6 +16,13 @@ export class InvalidInputError extends AppError {
   }
 }
 
+/** A body in a media type or charset the route does not read (only JSON in UTF-8); answered 415. */
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message: string) {
+    super('UNSUPPORTED_MEDIA_TYPE', message);
+  }
+}
+
 /** A well-formed reference to something that does not exist; answered 404 with the message. */
 export class NotFoundError extends AppError {
   constructor(code: string, message: string) {
@@ -137,7 +144,7 @@ export interface ErrorReply {
 /**
  * Maps any thrown value to a status and body. Client errors keep their message; server-side
  * failures get the fixed seed texts so no internal detail leaks.
- * - InvalidInputError and fastify schema-validation errors → 400
+ * - InvalidInputError and fastify schema-validation errors → 400; UnsupportedMediaTypeError → 415
  * - AuthError → 401/403 with `reason`; ConflictError → 409
  * - NotFoundError → 404; GoneError → 410; InsufficientFundsError → 402
  * - BadGatewayError → 502 with its own message (it names the operator's failure, nothing internal)
@@ -150,6 +157,7 @@ export interface ErrorReply {
 export function replyForError(err: unknown): ErrorReply {
   const body = (error: string): ErrorBody => ({ error, success: false });
   if (err instanceof InvalidInputError) return { status: 400, body: body(err.message) };
+  if (err instanceof UnsupportedMediaTypeError) return { status: 415, body: body(err.message) };
   if (err instanceof AuthError) {
     const error = err.status === 401 ? 'Unauthorized' : 'Forbidden';
     return { status: err.status, body: { error, success: false, reason: err.reason } };

@@ -9,17 +9,25 @@
  *    helpers below), listed in docs/decisions.md "Issue 13".
  * 3. Strict types: no coercion (`"12"` is not a number, `12` is not a string, `["a"]` is not "a").
  * 4. Unknown fields: refused everywhere (400 naming them); every body schema is closed
- *    (`additionalProperties: false`, zod `.strict()`) and nothing is silently dropped.
+ *    (`additionalProperties: false`, zod `.strict()`) and nothing is silently dropped. Unknown
+ *    query parameters likewise: every route's querystring schema is closed by
+ *    {@link closeQuerystring} and checked by one hook (`limit: …`, `foo: unknown query parameter`).
  * 5. Every violation is a 400 whose text starts with the field: `visitor_id: must be string`,
  *    `result.point: …` (the whole body: `body: …`).
+ * 6. Before anything is parsed or walked: a JSON body nested deeper than {@link MAX_JSON_DEPTH}
+ *    levels is a 400 (a deep body would overflow the stack of every recursive walk), a body that
+ *    is not `application/json` in UTF-8 is a 415, a query that does not percent-decode to UTF-8
+ *    is a 400 naming the parameter, and a path parameter holding NUL or a lone surrogate is a 400
+ *    naming the parameter (Postgres text cannot hold NUL).
  *
  * Routes validated by fastify (ajv) get 3-5 from {@link AJV_OPTIONS} and {@link formatSchemaErrors};
  * routes validating with zod in the handler (services/api/access/input.ts parseInput) get them from
- * their `.strict()` schemas. 1 applies to every route through {@link registerInputPolicy}.
+ * their `.strict()` schemas. 1, the query half of 4, and 6 apply to every route through
+ * {@link registerInputPolicy}.
  */
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
-import { InvalidInputError } from './errors.ts';
+import { InvalidInputError, UnsupportedMediaTypeError } from './errors.ts';
 
 /** Options of the app's ajv (fastify `ajv.customOptions`): no coercion, nothing removed, defaults kept. */
 export const AJV_OPTIONS = {
@@ -126,26 +134,153 @@ export function findTextProblem(value: unknown, top: string, path = ''): string 
   return undefined;
 }
 
+/** The deepest nesting of arrays and objects a JSON body may have (the whole body is level 1). */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether the JSON text `bytes` (UTF-8) nests arrays and objects deeper than `max` levels, in one
+ * pass over the bytes: no parse and no recursion, so a body nested thousands of levels deep is
+ * measured before anything walks it recursively (JSON.parse, ajv, {@link findTextProblem}).
+ * Brackets inside strings do not count. Bytes of multi-byte UTF-8 characters are all ≥ 0x80, so
+ * they are never taken for a quote, backslash or bracket.
+ */
+export function nestsDeeperThan(bytes: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash escapes the next byte (\" or \\)
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/**
+ * The charset parameter of a Content-Type value, lower-cased and unquoted, or undefined when it
+ * names none (RFC 9110 §8.3.2: parameter names are case-insensitive, values may be quoted).
+ */
+export function charsetOf(contentType: string | undefined): string | undefined {
+  const m = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? '');
+  if (!m) return undefined;
+  return (m[1] ?? m[2] ?? '').toLowerCase();
+}
+
+/**
+ * Why the raw query of `url` (path and query, still percent-encoded) cannot be read as UTF-8, or
+ * undefined when it can: each name and value must percent-decode to valid UTF-8, as
+ * `decodeURIComponent` requires (fastify's own parser would turn bad bytes into U+FFFD silently).
+ * @returns `<name>: …`, or `querystring: …` when the name itself is bad.
+ */
+export function queryEncodingProblem(url: string): string | undefined {
+  const at = url.indexOf('?');
+  if (at < 0) return undefined;
+  const TEXT = 'must be valid UTF-8, percent-encoded (RFC 3986)';
+  for (const pair of url.slice(at + 1).split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const rawName = eq < 0 ? pair : pair.slice(0, eq);
+    const rawValue = eq < 0 ? '' : pair.slice(eq + 1);
+    let name: string;
+    try {
+      name = decodeURIComponent(rawName.replaceAll('+', ' '));
+    } catch {
+      return `querystring: a parameter name ${TEXT}`;
+    }
+    try {
+      decodeURIComponent(rawValue.replaceAll('+', ' '));
+    } catch {
+      return `${name}: ${TEXT}`;
+    }
+  }
+  return undefined;
+}
+
+/** A route's querystring schema as far as the policy reads it. */
+interface QuerySchema {
+  readonly additionalProperties?: unknown;
+  readonly properties?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Closes the querystring of `route` (an onRoute hook): every route with a schema, except hidden
+ * ones and wildcards (the static pages, whose query belongs to the page's script), gets
+ * `additionalProperties: false` on its querystring schema, or an empty closed one when it has
+ * none; the preValidation hook of {@link registerInputPolicy} then refuses any other parameter,
+ * whatever validates the route (ajv, or zod in the handler), and /openapi.json says so.
+ */
+export function closeQuerystring(route: { url: string; schema?: unknown }): void {
+  const schema = route.schema as (Record<string, unknown> & { hide?: boolean }) | undefined;
+  if (!schema || schema.hide || route.url.includes('*')) return;
+  const qs = (schema.querystring as Record<string, unknown> | undefined) ?? {
+    type: 'object',
+    properties: {},
+  };
+  route.schema = { ...schema, querystring: { ...qs, additionalProperties: false } };
+}
+
+/** The first query parameter of `query` that the route's closed `schema` does not declare. */
+function unknownQueryParameter(query: unknown, schema: QuerySchema | undefined): string | undefined {
+  if (schema?.additionalProperties !== false || typeof query !== 'object' || query === null) return undefined;
+  const declared = schema.properties ?? {};
+  return Object.keys(query).find((k) => !Object.hasOwn(declared, k));
+}
+
 /**
  * Registers the app-wide parts of the policy on `app` (the root instance, so every route and
- * plugin inherits them): the UTF-8-checking JSON parser and the NUL/surrogate hook over body and
- * query. Path parameters are checked by their routes (a game slug by its pattern: seed 000's
- * "Invalid game slug"), and never stored.
+ * plugin inherits them), before any route:
+ * - the JSON parser: only `application/json`, with no charset or UTF-8 (else 415), valid UTF-8,
+ *   nested at most {@link MAX_JSON_DEPTH} levels (else 400 before it is parsed). fastify's
+ *   `text/plain` parser is removed, so every other media type is 415 (no route reads another).
+ * - closed querystrings ({@link closeQuerystring});
+ * - a preValidation hook: the raw query must be percent-encoded UTF-8, path parameters and every
+ *   string of the body and query must be storable ({@link textProblem}), and no undeclared query
+ *   parameter is accepted; each a 400 naming the parameter or field.
+ * @throws nothing; errors of requests are thrown by the hooks (InvalidInputError → 400,
+ *   UnsupportedMediaTypeError → 415).
  */
 export function registerInputPolicy(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
     const bytes = body as Buffer;
+    const charset = charsetOf(req.headers['content-type']);
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      done(new UnsupportedMediaTypeError(`body: charset ${charset} is not supported; send UTF-8`), undefined);
+      return;
+    }
     if (!isUtf8(bytes)) {
       done(new InvalidInputError('INVALID_INPUT', 'body: must be valid UTF-8'), undefined);
       return;
     }
+    if (nestsDeeperThan(bytes, MAX_JSON_DEPTH)) {
+      done(
+        new InvalidInputError('INVALID_INPUT', `body: nests deeper than ${MAX_JSON_DEPTH} levels`),
+        undefined,
+      );
+      return;
+    }
     parseJson(req, bytes.toString('utf8'), done);
   });
+  app.addHook('onRoute', closeQuerystring);
   app.addHook('preValidation', async (req) => {
+    const encoding = queryEncodingProblem(req.url);
+    if (encoding) throw new InvalidInputError('INVALID_INPUT', encoding);
+    for (const [name, value] of Object.entries((req.params as Record<string, unknown> | null) ?? {})) {
+      const p = typeof value === 'string' ? textProblem(value) : undefined;
+      if (p) throw new InvalidInputError('INVALID_INPUT', `${name}: ${p}`);
+    }
     const problem = findTextProblem(req.body, 'body') ?? findTextProblem(req.query, 'querystring');
     if (problem) throw new InvalidInputError('INVALID_INPUT', problem);
+    const querySchema = req.routeOptions.schema?.querystring as QuerySchema | undefined;
+    const unknown = unknownQueryParameter(req.query, querySchema);
+    if (unknown !== undefined)
+      throw new InvalidInputError('INVALID_INPUT', `${unknown}: unknown query parameter`);
   });
 }
 

@@ -23,7 +23,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           'Errors are {error, success:false}, on the session API (/admin, /games, /sessions, /play) RFC 7807 ' +
           'problem JSON (application/problem+json). /api/* is limited per IP or key (X-Ratelimit-Limit, ' +
           '-Remaining, -Reset in seconds); failed credentials spend a per-IP budget (429 past it). Unknown ' +
-          'body fields are refused; every text is valid UTF-8 without NUL.',
+          'body fields and query parameters are refused (400); bodies are application/json in UTF-8 (else 415), ' +
+          'nested at most 64 levels; every text is valid UTF-8 without NUL.',
       },
       components: { securitySchemes: SECURITY_SCHEMES },
       tags: [

@@ -275,3 +275,149 @@ describe('the input policy', () => {
     expect(text).toContain(field);
   });
 });
+
+/** A JSON text nesting `depth` arrays inside `{"name": …}`. */
+const nested = (depth: number) => `{"name":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+
+describe('bad input probed from outside (no credential needed to reach it)', () => {
+  // Every route reading a JSON body, with its credential when it needs one (public ones: none).
+  it.each(ENDPOINTS.map((e) => [e.url, e] as const))(
+    'POST %s with JSON nested 7,000 levels deep → 400 naming the depth limit',
+    async (url, e) => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url,
+        headers: { ...e.headers(), 'content-type': 'application/json' },
+        payload: nested(7000),
+      });
+      expect(res.statusCode, res.body).toBe(400);
+      const text = url.startsWith('/api/') ? res.json().error : res.json().detail;
+      expect(text).toBe('body: nests deeper than 64 levels');
+    },
+  );
+
+  it('JSON nested exactly 64 levels is parsed (the limit is not below it)', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/browser-key',
+      headers: { 'content-type': 'application/json' },
+      payload: `{"visitor_id":"v","bound_domain":"a.example","x":${'['.repeat(63)}${']'.repeat(63)}}`,
+    });
+    // Depth 64 (the object and 63 arrays) passes the depth check and reaches the schema: x is unknown.
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().error).toBe('x: unknown field');
+  });
+
+  it('brackets inside strings do not count as nesting', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/browser-key',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ visitor_id: `v${'[{'.repeat(40)}\\"[`, bound_domain: 'depth.example' }),
+    });
+    expect(res.statusCode, res.body).toBe(200);
+  });
+
+  it.each([
+    ['/admin/operators/a%00b', 'id', admin],
+    ['/admin/operators/a%00b/probe', 'id', admin],
+    ['/api/auth/keys/key_%00', 'id', admin],
+    ['/admin/wallet/callbacks/tx%00', 'tx_id', admin],
+    ['/sessions/a%00/transactions', 'sessionId', operator],
+    ['/play/bets/tx%00', 'tx_id', () => ({ authorization: `Bearer ${player}` })],
+    ['/api/latest/cr%00ash', 'game', () => ({})],
+  ] as const)('NUL in the path parameter of %s → 400 naming %s', async (url, param, headers) => {
+    const method = url.endsWith('/probe') ? 'POST' : url.startsWith('/api/auth/keys/') ? 'DELETE' : 'GET';
+    const res = await t.app.inject({ method, url, headers: headers() });
+    expect(res.statusCode, res.body).toBe(400);
+    const text = url.startsWith('/api/') ? res.json().error : res.json().detail;
+    expect(text).toBe(`${param}: must not contain NUL (U+0000)`);
+  });
+
+  it.each([
+    ['/api/auth/browser-key', 'text/plain', false],
+    ['/admin/operators', 'text/plain', true],
+    ['/admin/operators', 'application/x-www-form-urlencoded', true],
+    ['/api/auth/keys', 'application/xml', false],
+  ] as const)('POST %s as %s → 415', async (url, type, problem) => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: { ...admin(), 'content-type': type },
+      payload: '{"name":"x"}',
+    });
+    expect(res.statusCode, res.body).toBe(415);
+    if (problem) expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    else expect(res.json()).toMatchObject({ success: false });
+  });
+
+  it.each(['utf-16', 'UTF-16LE', 'iso-8859-1', '"latin1"'])(
+    'application/json; charset=%s → 415 (only UTF-8 is read)',
+    async (charset) => {
+      const before = await stored();
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/auth/browser-key',
+        headers: { 'content-type': `application/json; charset=${charset}` },
+        payload: Buffer.from(JSON.stringify({ visitor_id: 'v-cs', bound_domain: 'cs.example' }), 'utf16le'),
+      });
+      expect(res.statusCode, res.body).toBe(415);
+      expect(res.json().error).toContain('charset');
+      expect(await stored()).toEqual(before);
+    },
+  );
+
+  it.each(['utf-8', 'UTF-8', '"utf-8"', 'utf8'])('application/json; charset=%s is read', async (charset) => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/browser-key',
+      headers: { 'content-type': `application/json; charset=${charset}` },
+      payload: JSON.stringify({ visitor_id: 'v-ok', bound_domain: 'ok.example' }),
+    });
+    expect(res.statusCode, res.body).toBe(200);
+  });
+
+  it.each([
+    ['/api/history/crash?limit=%FF', 'limit', () => ({})],
+    ['/api/games?x=%C3%28', 'x', () => ({})],
+    ['/admin/wallet/callbacks?operator_id=%ED%A0%80', 'operator_id', admin],
+    ['/sessions/active?%FF=1', 'querystring', operator],
+  ] as const)('invalid UTF-8 in the query %s → 400 naming %s', async (url, field, headers) => {
+    const problem = !url.startsWith('/api/');
+    const res = await t.app.inject({ url, headers: headers() });
+    expect(res.statusCode, res.body).toBe(400);
+    const text: string = problem ? res.json().detail : res.json().error;
+    expect(text.startsWith(`${field}:`), text).toBe(true);
+    expect(text).toContain('UTF-8');
+  });
+
+  it.each([
+    ['/api/history/crash?limit=2&foo=bar', 'foo', () => ({})],
+    ['/api/history/type/color?sort=asc', 'sort', () => ({})],
+    ['/api/games?verbose=1', 'verbose', () => ({})],
+    ['/api/latest/crash?x=1', 'x', () => ({})],
+    ['/api/auth/scopes?all=1', 'all', () => ({})],
+    ['/health?deep=1', 'deep', () => ({})],
+    ['/admin/operators?page=2', 'page', admin],
+    ['/admin/wallet/callbacks?limit=5&colour=red', 'colour', admin],
+    ['/games?lang=en', 'lang', operator],
+    ['/sessions/active?all=1', 'all', operator],
+    ['/sessions/00000000-0000-4000-8000-000000000000/transactions?pageSize=1&page=2', 'page', operator],
+  ] as const)('unknown query parameter on %s → 400 naming %s', async (url, param, headers) => {
+    const res = await t.app.inject({ url, headers: headers() });
+    expect(res.statusCode, res.body).toBe(400);
+    const text: string =
+      url.startsWith('/admin') || url.startsWith('/games') || url.startsWith('/sessions')
+        ? res.json().detail
+        : res.json().error;
+    expect(text).toBe(`${param}: unknown query parameter`);
+  });
+
+  it('declared query parameters still pass, and the demo pages keep theirs', async () => {
+    expect((await t.app.inject({ url: '/api/history/crash?limit=2' })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ url: '/admin/wallet/callbacks?limit=5', headers: admin() })).statusCode,
+    ).toBe(200);
+    expect((await t.app.inject({ url: '/index.html?game=crash&key=pk_live_x' })).statusCode).toBe(200);
+  });
+});

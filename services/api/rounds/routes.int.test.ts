@@ -153,11 +153,11 @@ describe('GET /api/history/:game', () => {
     expect((await get('/api/history/wall-street?limit=5')).json()).toEqual([]);
   });
 
-  it('ignores unknown query parameters', async () => {
+  it('refuses unknown query parameters, naming the first (services/api/input-policy.ts)', async () => {
     const res = await get('/api/history/crash?limit=2&foo=bar&sort=asc');
-    expect(res.statusCode).toBe(200);
-    expect(res.json()).toHaveLength(2);
-    expect((await get('/api/games?verbose=1')).statusCode).toBe(200);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'foo: unknown query parameter', success: false });
+    expect((await get('/api/games?verbose=1')).statusCode).toBe(400);
   });
 });
 
