@@ -73,6 +73,81 @@ function plainCatchUp(query: string): Promise<{ lines: string[]; end: string }> 
   );
 }
 
+interface Said {
+  readonly type: string;
+  readonly position: string | null;
+  readonly initial?: boolean;
+  readonly data: unknown;
+}
+
+/**
+ * Opens an envelope session with `query` in the page, as `window.__wt[id]`: every envelope of its
+ * reliable streams and datagrams in arrival order, and its close.
+ * @returns `id`.
+ */
+async function openEnvelopeSession(id: string, query: string): Promise<string> {
+  await page.evaluate(
+    async ({ id, url, hashUrl }) => {
+      const w = window as unknown as { __wt: Record<string, { got: unknown[]; close(): void }> };
+      w.__wt ??= {};
+      const cert = (await (await fetch(hashUrl)).json()) as { hash: string };
+      const value = Uint8Array.from(atob(cert.hash), (c) => c.charCodeAt(0));
+      const wt = new WebTransport(url, { serverCertificateHashes: [{ algorithm: 'sha-256', value }] });
+      const got: unknown[] = [];
+      w.__wt[id] = { got, close: () => wt.close() };
+      await wt.ready;
+      const lines = async (stream: ReadableStream<Uint8Array>) => {
+        const reader = stream.getReader();
+        const decoder = new TextDecoder();
+        let buf = '';
+        for (;;) {
+          const { value: chunk, done } = await reader.read();
+          if (done) return;
+          buf += decoder.decode(chunk, { stream: true });
+          for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+            if (nl > 0) got.push(JSON.parse(buf.slice(0, nl)));
+            buf = buf.slice(nl + 1);
+          }
+        }
+      };
+      void (async () => {
+        const streams = wt.incomingUnidirectionalStreams.getReader();
+        for (;;) {
+          const { value: stream, done } = await streams.read();
+          if (done) return;
+          void lines(stream).catch(() => {});
+        }
+      })().catch(() => {});
+      void (async () => {
+        const datagrams = wt.datagrams.readable.getReader();
+        const decoder = new TextDecoder();
+        for (;;) {
+          const { value: d, done } = await datagrams.read();
+          if (done) return;
+          got.push(JSON.parse(decoder.decode(d)));
+        }
+      })().catch(() => {});
+    },
+    {
+      id,
+      url: `https://127.0.0.1:${quicPort}/wt?${query}`,
+      hashUrl: `http://127.0.0.1:${httpPort}/cert-hash`,
+    },
+  );
+  return id;
+}
+
+/** What envelope session `id` has received so far. */
+function said(id: string): Promise<Said[]> {
+  return page.evaluate(
+    (i) => (window as unknown as { __wt: Record<string, { got: Said[] }> }).__wt[i]?.got ?? [],
+    id,
+  );
+}
+
+const roundIds = (s: readonly Said[]) =>
+  s.filter((m) => m.type === 'round').map((m) => (m.data as { round_id: number }).round_id);
+
 beforeAll(async () => {
   bed = await createWtTestBed('t-wt-resume-');
   await append([next('crash'), next('double'), next('slot')]);
@@ -182,6 +257,60 @@ describe('WebTransport resume (Deno edge, Chromium)', () => {
       return r.length === 3 ? r : undefined;
     });
     expect(replayed.sort()).toEqual([sent[0], sent[2], sent[3]].map((r) => r?.round_id).sort());
+  });
+
+  it('resumes from the position a lifecycle envelope carried, after a drop right after it: every round once, in order', async () => {
+    const first = await openEnvelopeSession('before', 'type=multiplier&envelope=1&lifecycle=1');
+    await waitFor('live', async () =>
+      (await said(first)).some((m) => m.type === 'recovered') ? true : undefined,
+    );
+    const given = [next('crash'), next('slot')];
+    const coming = next('crash');
+    await append(given);
+    await waitFor('two rounds', async () => {
+      const ids = roundIds(await said(first));
+      return given.every((g) => ids.includes(g.round_id)) ? true : undefined;
+    });
+    await append(lifecycleOf(coming));
+    const cut = await waitFor('the coming round’s lifecycle', async () => {
+      const l = (await said(first)).filter(
+        (m) => m.type === 'lifecycle' && (m.data as { round_id: number }).round_id === coming.round_id,
+      );
+      return l.length === 2 ? l[1] : undefined;
+    });
+    // The session drops right after the lifecycle envelopes.
+    await page.evaluate(
+      (id) => (window as unknown as { __wt: Record<string, { close(): void }> }).__wt[id]?.close(),
+      first,
+    );
+    const lastRound = (await said(first)).filter((m) => m.type === 'round').at(-1);
+    // Its position is the subscription's: that of the last round delivered before it.
+    expect(cut.position).toBe(lastRound?.position);
+
+    const missed = [coming, next('double'), next('slot'), next('crash')];
+    await append(missed);
+    const second = await openEnvelopeSession(
+      'after',
+      `type=multiplier&envelope=1&lifecycle=1&since=${encodeURIComponent(cut.position as string)}`,
+    );
+    const recovered = await waitFor('resumed', async () =>
+      (await said(second)).find((m) => m.type === 'recovered'),
+    );
+    const live = next('slot');
+    await append([live]);
+    await waitFor('live after the resume', async () =>
+      roundIds(await said(second)).includes(live.round_id) ? true : undefined,
+    );
+    expect(recovered.data).toEqual({ recovered: true, since: cut.position, replayed: 3 });
+    const rounds = (await said(second)).filter((m) => m.type === 'round');
+    expect(rounds.filter((m) => m.initial)).toEqual([]);
+    for (const g of ['crash', 'slot'])
+      expect(
+        rounds
+          .filter((m) => (m.data as { game_slug: string }).game_slug === g)
+          .map((m) => (m.data as { round_id: number }).round_id),
+      ).toEqual([...missed, live].filter((r) => r.game_slug === g).map((r) => r.round_id));
+    expect(rounds).toHaveLength(4);
   });
 
   it.each([
