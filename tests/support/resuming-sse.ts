@@ -36,6 +36,8 @@ export interface SseTally {
 export interface ResumingSse extends SseTally {
   /** Resolves once the first stream has delivered its first event. */
   readonly ready: Promise<void>;
+  /** The name of the last event received (`message`, `round-opened`…), undefined before any. */
+  readonly lastEvent: string | undefined;
   /** Cuts the current stream as a network failure would; the client reconnects and resumes. */
   drop(): void;
   /** Stops reconnecting and closes the stream. */
@@ -53,6 +55,7 @@ export function resumingSse(ports: readonly number[], path: string, first = 0, r
   let lateInitials = 0;
   let failedAttempts = 0;
   let lastId: string | undefined;
+  let lastEvent: string | undefined;
   let next = first;
   let closed = false;
   let current: SseClient | undefined;
@@ -63,6 +66,7 @@ export function resumingSse(ports: readonly number[], path: string, first = 0, r
 
   const onEvent = ({ event, id, data }: SseEvent) => {
     if (event === undefined) return; // comments (heartbeats)
+    lastEvent = event;
     if (id !== undefined) lastId = id;
     if (event === 'initial') {
       const parsed = connects === 1 && start.size === 0 && id ? parseEventId({ kind: 'all' }, id) : undefined;
@@ -122,6 +126,9 @@ export function resumingSse(ports: readonly number[], path: string, first = 0, r
   void connect();
   return {
     ready,
+    get lastEvent() {
+      return lastEvent;
+    },
     get rounds() {
       return rounds;
     },

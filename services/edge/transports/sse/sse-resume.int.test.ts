@@ -1,11 +1,11 @@
 /**
- * SSE resume (DESIGN.md: a reconnect with Last-Event-ID gets the missed rounds from the log
- * before live ones, none twice) and bad Last-Event-IDs (issue 3 "Bad input": start live, no
- * error loop), on the real broker.
+ * SSE resume (a reconnect with Last-Event-ID gets the missed rounds from the log before live
+ * ones, none twice; also when the last event it saw was a lifecycle event) and bad
+ * Last-Event-IDs (start live, no error loop), on the real broker.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GameSlug } from '../../../../rules/games/catalog.ts';
-import type { StreamRound } from '../../../../rules/rounds/round.ts';
+import type { RoundFinished, StreamRound } from '../../../../rules/rounds/round.ts';
 import {
   createTestLog,
   metricValue,
@@ -14,6 +14,8 @@ import {
   type TestLog,
 } from '../../../../tests/support/edge.ts';
 import { until } from '../../../../tests/support/poll.ts';
+import { missedOrRepeated, type ResumingSse, resumingSse } from '../../../../tests/support/resuming-sse.ts';
+import { lifecycleOf } from '../../../../tests/support/rounds-client.ts';
 import { openSse, type SseClient } from '../../../../tests/support/sse-client.ts';
 import type { Edge } from '../../edge.ts';
 import { createSseTransport } from './sse.ts';
@@ -29,6 +31,7 @@ describe('SSE resume (real broker)', () => {
   let seq = 0;
   const next = (slug: GameSlug) => round(slug, ++seq);
   const opened: SseClient[] = [];
+  const resuming: ResumingSse[] = [];
   const open = async (path: string, headers: Record<string, string> = {}, e = edge) => {
     const c = await openSse(e.httpPort, path, headers);
     opened.push(c);
@@ -42,6 +45,7 @@ describe('SSE resume (real broker)', () => {
   });
   afterAll(async () => {
     for (const c of opened) c.close();
+    for (const c of resuming) c.close();
     await edge?.stop(0);
     await log?.close();
   });
@@ -120,6 +124,40 @@ describe('SSE resume (real broker)', () => {
     } finally {
       await other.stop(0);
     }
+  });
+
+  it('resumes a browser-like client on /sse/all?lifecycle=1 dropped right after a lifecycle event: nothing lost, no initial', async () => {
+    // The dashboard's stream: EventSource sends back the id of the last event it saw, here a lifecycle event's.
+    const c = resumingSse([edge.httpPort], '/sse/all?lifecycle=1', 0, 50);
+    resuming.push(c);
+    await c.ready;
+    const rounds: RoundFinished[] = [next('crash'), next('double')];
+    const coming = next('crash');
+    await log.append(rounds);
+    await until(
+      () => (c.rounds.get('double') ?? []).includes(rounds[1]?.round_id as number),
+      10_000,
+      'rounds',
+    );
+    await log.appendEvents(lifecycleOf(coming));
+    await until(() => c.lastEvent === 'betting-closed', 10_000, 'lifecycle');
+    c.drop();
+    const missed = [coming, next('double'), next('wall-street'), next('crash')];
+    rounds.push(...missed);
+    await log.append(missed);
+    await until(() => c.connects === 2, 10_000, 'reconnected');
+    const live = next('slot');
+    rounds.push(live);
+    await log.append([live]);
+    await until(() => (c.rounds.get('slot') ?? []).includes(live.round_id), 10_000, 'live after the resume');
+    await new Promise((r) => setTimeout(r, 200));
+    c.close();
+    const logged = new Map<string, number[]>();
+    for (const r of rounds) logged.set(r.game_slug, [...(logged.get(r.game_slug) ?? []), r.round_id]);
+    expect(missedOrRepeated(c, logged, ['crash', 'double', 'slot'])).toEqual([]);
+    // The log had no wall-street round when the stream started (no start position to count from).
+    expect(c.rounds.get('wall-street')).toEqual(logged.get('wall-street'));
+    expect(c.lateInitials).toBe(0);
   });
 
   it.each([
