@@ -19,7 +19,20 @@ describe('loadConfig', () => {
     expect(c.api.port).toBe(9000);
   });
 
+  it('gives each game one writer: the engine runs every game not in GAMES_EXTERNAL, and refuses to run one of them', () => {
+    const c = loadConfig({ GAMES_EXTERNAL: 'slot,wall-street' });
+    expect(c.engine.games).toEqual(['crash', 'double']);
+    expect(c.games.external).toEqual(['slot', 'wall-street']);
+    expect(c.games.skewMs).toBe(5000);
+    expect(() => loadConfig({ GAMES_EXTERNAL: 'slot', ROUND_GAMES: 'crash,slot' })).toThrow(
+      /ROUND_GAMES: slot published by an external game server/,
+    );
+    expect(() => loadConfig({ GAMES_EXTERNAL: 'slot,slot' })).toThrow(/GAMES_EXTERNAL/);
+    expect(() => loadConfig({ GAMES_EXTERNAL: 'crash,double,slot,wall-street' })).toThrow(/nothing to run/);
+  });
+
   it.each([
+    ['GAMES_EXTERNAL', 'poker', /GAMES_EXTERNAL/],
     ['API_PORT', 'eighty', /API_PORT/],
     ['API_PORT', '70000', /API_PORT/],
     ['KAFKA_BROKERS', 'nohostport', /KAFKA_BROKERS/],

@@ -111,6 +111,9 @@ describe('origins', () => {
 describe('scopes', () => {
   it('admin covers all; stream:* covers stream:game, not the reverse', () => {
     expect(hasScope({ scopes: ['admin'] }, 'publish:rounds')).toBe(true);
+    // A binding to a game is never implied: an admin key writes no round.
+    expect(hasScope({ scopes: ['admin'] }, 'publish:rounds:slot')).toBe(false);
+    expect(hasScope({ scopes: ['publish:rounds:slot'] }, 'publish:rounds:slot')).toBe(true);
     expect(hasScope({ scopes: ['stream:*'] }, 'stream:game')).toBe(true);
     expect(hasScope({ scopes: ['stream:game'] }, streamScope('type'))).toBe(false);
     expect(hasScope({ scopes: ['read:games'] }, 'read:rounds')).toBe(false);

@@ -42,6 +42,12 @@
  * - EDGE_SSE_MAX_BUFFER_BYTES: an SSE subscriber whose unsent bytes pass this is closed (1 MiB).
  * - EDGE_SSE_HEARTBEAT_MS: SSE `: heartbeat` comment period (15000 ms, seed 000 "Limits").
  * - EDGE_DRAIN_MS: on shutdown, window over which open streams are closed (5000 ms).
+ * - GAMES_EXTERNAL: comma-separated slugs of the games whose rounds an external game server publishes
+ *   (POST /api/rounds/open and POST /api/rounds); the round engine runs every other game and refuses to
+ *   start with one of these in ROUND_GAMES, so each game has exactly one writer (docs/threat-model.md)
+ *   (none).
+ * - GAMES_EXTERNAL_SKEW_MS: largest distance between the `finished_at` an external game server posts and
+ *   the platform's clock (5000 ms).
  * - CRYPTO_CURRENCIES: the crypto currencies accepted beside ISO 4217's and the precision of each (digits
  *   after the point of its minor unit), `CODE:PRECISION` comma-separated; `none` for no crypto
  *   (BTC:8,ETH:8,LTC:8,USDT:6,USDC:6; rules/money/currencies.ts). Every process that parses, stores or
@@ -49,6 +55,7 @@
  */
 
 import { z } from 'zod';
+import { GAME_SLUGS, type GameSlug } from '../../rules/games/catalog.ts';
 import { cryptoProblems, DEFAULT_CRYPTO } from '../../rules/money/currencies.ts';
 import type { ConfigOf } from './core.ts';
 import { bool, dataPath, host, int, port, section, sqlIdentifier } from './core.ts';
@@ -214,6 +221,25 @@ export const moneySection = section({
   }),
 });
 
+/** GAMES_EXTERNAL: a comma-separated list of distinct game slugs, or empty for none. */
+export const externalGamesSetting = z
+  .string()
+  .transform((s) => s.split(',').map((p) => p.trim()))
+  .pipe(z.array(z.enum(GAME_SLUGS)).refine((a) => new Set(a).size === a.length, 'each game at most once'))
+  .default([]);
+
+/** Which games an external game server publishes (rules/games/catalog.ts gameSource). */
+export const gamesSection = section({
+  name: 'games',
+  prefixes: ['GAMES_'],
+  shape: { GAMES_EXTERNAL: externalGamesSetting, GAMES_EXTERNAL_SKEW_MS: int(100, 600_000).default(5000) },
+  build: (r) => ({
+    external: r.GAMES_EXTERNAL as readonly GameSlug[],
+    /** Largest distance, ms, between a posted finished_at and the platform's clock. */
+    skewMs: r.GAMES_EXTERNAL_SKEW_MS,
+  }),
+});
+
 const SHARED = [
   kafkaSection,
   dbSection,
@@ -222,6 +248,7 @@ const SHARED = [
   authSection,
   edgeSection,
   moneySection,
+  gamesSection,
 ] as const;
 
 /**

@@ -60,3 +60,15 @@ export function isGameType(t: string): t is GameType {
 export function gamesOfType(type: GameType): GameInfo[] {
   return GAMES.filter((g) => g.memberOf.includes(type));
 }
+
+/**
+ * Who writes a game's rounds. Every game has exactly one source (docs/threat-model.md "One writer
+ * per game"): the round engine, or one registered external game server whose publisher key is bound
+ * to the game (scope `publish:rounds:<slug>`).
+ */
+export type GameSource = 'engine' | 'external';
+
+/** The source of `slug`, given the games declared external (setting GAMES_EXTERNAL). */
+export function gameSource(slug: GameSlug, external: readonly GameSlug[]): GameSource {
+  return external.includes(slug) ? 'external' : 'engine';
+}

@@ -130,7 +130,17 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       await api.register(
         authRoutes({ config, sql, table: auth.table, producer: auth.producer, lastUsed, budgets }),
       );
-      await api.register(ingestRoutes({ config, sql, producer: auth.producer }));
+      if (deps.play)
+        await api.register(
+          ingestRoutes({
+            config,
+            sql,
+            producer: auth.producer,
+            phases: deps.play.phases,
+            logger: deps.logger,
+            skewMs: config.games.skewMs,
+          }),
+        );
     }
   });
 

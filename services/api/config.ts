@@ -26,7 +26,7 @@
  *   every API node (api-free-bets; access/free-bet-returns.ts).
  * - PUBLIC_BASE_URL: origin players reach the pages through, the start of every `game_url` of
  *   POST /games/request-access (http://127.0.0.1:8080, the gateway).
- * Shared: KAFKA_*, TOPIC_*, DATABASE_*, AUTH_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, CRYPTO_CURRENCIES (lib/config/shared.ts).
+ * Shared: KAFKA_*, TOPIC_*, DATABASE_*, AUTH_*, GAMES_EXTERNAL, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, CRYPTO_CURRENCIES (lib/config/shared.ts).
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -44,6 +44,7 @@ import {
 import {
   authSection,
   dbSection,
+  gamesSection,
   kafkaSection,
   moneySection,
   processSection,
@@ -121,5 +122,6 @@ export const loadApiConfig = configLoader([
   apiSection,
   accessSection,
   moneySection,
+  gamesSection,
 ]);
 export type ApiConfig = ReturnType<typeof loadApiConfig>;

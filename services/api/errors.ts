@@ -48,10 +48,14 @@ export class AuthError extends AppError {
   readonly status: 401 | 403;
   readonly reason: string;
 
-  constructor(status: 401 | 403, reason: string, message: string) {
+  /** Shown in the body as `detail` when set: what exactly was refused (e.g. the game a key may not publish). */
+  readonly detail: string | undefined;
+
+  constructor(status: 401 | 403, reason: string, message: string, detail?: string) {
     super(status === 401 ? 'UNAUTHORIZED' : 'FORBIDDEN', message);
     this.status = status;
     this.reason = reason;
+    this.detail = detail;
   }
 }
 
@@ -118,6 +122,8 @@ export interface ErrorBody {
   success: false;
   /** Why a credential was refused (401/403 only). */
   reason?: string;
+  /** 403 only, sometimes: what exactly the credential may not do (e.g. publish a game it is not bound to). */
+  detail?: string;
 }
 
 /** JSON schema of {@link ErrorBody}, registered once as a shared schema for OpenAPI. */
@@ -131,7 +137,11 @@ export const errorBodySchema = {
     success: { type: 'boolean', enum: [false] },
     reason: {
       type: 'string',
-      description: '401/403 only: missing, malformed, unknown, expired, revoked, origin or scope.',
+      description: '401/403 only: missing, malformed, unknown, expired, revoked, origin, scope or game.',
+    },
+    detail: {
+      type: 'string',
+      description: '403 only, when there is more to say: what the credential may not do, naming the game.',
     },
   },
 } as const;
@@ -160,7 +170,10 @@ export function replyForError(err: unknown): ErrorReply {
   if (err instanceof UnsupportedMediaTypeError) return { status: 415, body: body(err.message) };
   if (err instanceof AuthError) {
     const error = err.status === 401 ? 'Unauthorized' : 'Forbidden';
-    return { status: err.status, body: { error, success: false, reason: err.reason } };
+    return {
+      status: err.status,
+      body: { error, success: false, reason: err.reason, ...(err.detail ? { detail: err.detail } : {}) },
+    };
   }
   if (err instanceof ConflictError) return { status: 409, body: body(err.message) };
   if (err instanceof NotFoundError) return { status: 404, body: body(err.message) };

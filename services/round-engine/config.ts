@@ -3,7 +3,8 @@
  *
  * Its own settings (environment variable → meaning, default):
  * - ROUND_SPEED: round cadence factor, 2 = twice as fast (1).
- * - ROUND_GAMES: comma-separated slugs the round engine runs (all four).
+ * - ROUND_GAMES: comma-separated slugs the round engine runs (every game not in GAMES_EXTERNAL). Naming a
+ *   game of GAMES_EXTERNAL is an error: each game has one writer (docs/threat-model.md).
  * - ROUND_SERVER_SEED: 64 hex chars, the secret from which every hash chain derives; when empty
  *   the engine creates one in ROUND_SEED_FILE at first start.
  * - ROUND_SEED_FILE: where a generated server seed is kept (.data/round-engine/server-seed).
@@ -13,13 +14,20 @@
  * - ROUND_BETTING_MS: betting windows per game in ms at speed 1, `game=ms` pairs separated by commas
  *   (e.g. `crash=5000,double=12000`); games not named keep their defaults (crash 7000, double 10000,
  *   slot 3000, wall-street 6000; rules/games). Divided by ROUND_SPEED like every duration.
- * Shared: KAFKA_*, TOPIC_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, API_HOST, AUTH_TOKEN_SECRET(_FILE) (lib/config/shared.ts).
+ * Shared: KAFKA_*, TOPIC_*, GAMES_EXTERNAL, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, API_HOST, AUTH_TOKEN_SECRET(_FILE) (lib/config/shared.ts).
  */
 
 import { z } from 'zod';
 import { configLoader, dataPath, int, port, section } from '../../lib/config/core.ts';
-import { authSection, kafkaSection, opsSection, processSection } from '../../lib/config/shared.ts';
-import { GAME_SLUGS } from '../../rules/games/catalog.ts';
+import {
+  authSection,
+  externalGamesSetting,
+  kafkaSection,
+  opsSection,
+  processSection,
+} from '../../lib/config/shared.ts';
+import { ConfigError } from '../../lib/errors.ts';
+import { GAME_SLUGS, type GameSlug } from '../../rules/games/catalog.ts';
 
 export const engineSection = section({
   name: 'engine',
@@ -30,7 +38,8 @@ export const engineSection = section({
       .string()
       .transform((s) => s.split(',').map((p) => p.trim()))
       .pipe(z.array(z.enum(GAME_SLUGS)).min(1))
-      .default([...GAME_SLUGS]),
+      .optional(),
+    GAMES_EXTERNAL: externalGamesSetting,
     ROUND_SERVER_SEED: z
       .string()
       .regex(/^([0-9a-f]{64})?$/, '64 lower-case hex characters')
@@ -54,7 +63,7 @@ export const engineSection = section({
   },
   build: (r) => ({
     speed: r.ROUND_SPEED,
-    games: r.ROUND_GAMES as readonly (typeof GAME_SLUGS)[number][],
+    games: engineGames(r.ROUND_GAMES, r.GAMES_EXTERNAL),
     serverSeed: r.ROUND_SERVER_SEED,
     seedFile: r.ROUND_SEED_FILE,
     chainLength: r.ROUND_CHAIN_LENGTH,
@@ -63,6 +72,25 @@ export const engineSection = section({
     bettingMs: r.ROUND_BETTING_MS as Readonly<Partial<Record<(typeof GAME_SLUGS)[number], number>>>,
   }),
 });
+
+/**
+ * The games the engine runs: ROUND_GAMES when set, else every game not published externally.
+ * @throws ConfigError when ROUND_GAMES names a game of GAMES_EXTERNAL (two writers for one game).
+ */
+function engineGames(
+  named: readonly GameSlug[] | undefined,
+  external: readonly GameSlug[],
+): readonly GameSlug[] {
+  const taken = (named ?? []).filter((g) => external.includes(g));
+  if (taken.length > 0)
+    throw new ConfigError(
+      `ROUND_GAMES: ${taken.join(', ')} published by an external game server (GAMES_EXTERNAL); each game has one writer`,
+    );
+  const games = named ?? GAME_SLUGS.filter((g) => !external.includes(g));
+  if (games.length === 0)
+    throw new ConfigError('ROUND_GAMES: every game is external (GAMES_EXTERNAL); nothing to run');
+  return games;
+}
 
 /** The engine's validated, frozen configuration. @throws ConfigError naming each bad or unknown setting. */
 export const loadEngineConfig = configLoader([

@@ -47,6 +47,10 @@ describe('auth endpoints', () => {
       'stream:game',
       'admin',
       'publish:rounds',
+      'publish:rounds:crash',
+      'publish:rounds:double',
+      'publish:rounds:slot',
+      'publish:rounds:wall-street',
     ]);
   });
 

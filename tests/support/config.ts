@@ -8,6 +8,7 @@ import {
   authSection,
   dbSection,
   edgeSection,
+  gamesSection,
   kafkaSection,
   moneySection,
   opsSection,
@@ -46,6 +47,7 @@ export const loadConfig = configLoader([
   settlementSection,
   walletSagaSection,
   streamSection,
+  gamesSection,
 ]);
 
 /** The configuration of every service. */

@@ -37,7 +37,8 @@ export function ruleFor(method: string, url: string | undefined): RouteRule | nu
   if (url === '/api/auth/scopes' || url === '/api/auth/browser-key') return PUBLIC;
   if (url === '/api/auth/token') return { always: true };
   if (url.startsWith('/api/auth/keys')) return { scope: 'admin', always: true };
-  if (url === '/api/rounds' && method === 'POST') return { scope: 'publish:rounds', always: true };
+  if ((url === '/api/rounds' || url === '/api/rounds/open') && method === 'POST')
+    return { scope: 'publish:rounds', always: true };
   if (url === '/api/games') return { scope: 'read:games', always: false };
   if (url.startsWith('/api/latest/') || url.startsWith('/api/history/'))
     return { scope: 'read:rounds', always: false };

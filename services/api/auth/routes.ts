@@ -9,9 +9,16 @@ import { isKeyId, newKeyId, newSecret, secretHash } from '../../../lib/auth/cred
 import { appendKeyEvent, type KeyCreated } from '../../../lib/auth/key-events.ts';
 import type { KeyRecord, KeyTable } from '../../../lib/auth/key-table.ts';
 import { normalizeOrigin } from '../../../lib/auth/origins.ts';
-import { SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../../lib/auth/scopes.ts';
+import {
+  publishGamesOf,
+  publishScopeOf,
+  SCOPE_DESCRIPTIONS,
+  SCOPES,
+  type Scope,
+} from '../../../lib/auth/scopes.ts';
 import { issueToken, TOKEN_TTL_S } from '../../../lib/auth/tokens.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
+import { type GameSlug, gameSource } from '../../../rules/games/catalog.ts';
 import type { ApiConfig } from '../config.ts';
 import { AuthError, ConflictError, InvalidInputError, NotFoundError, RateLimitedError } from '../errors.ts';
 import { type ApiBudgets, clientKey } from '../limits.ts';
@@ -33,7 +40,7 @@ import {
 } from './schemas.ts';
 
 export interface AuthRouteDeps {
-  readonly config: Pick<ApiConfig, 'kafka'>;
+  readonly config: Pick<ApiConfig, 'kafka' | 'games'>;
   /** The read model (api_keys) for `last_used` written by other API processes. */
   readonly sql: Sql;
   readonly table: KeyTable;
@@ -61,6 +68,7 @@ function view(k: KeyRecord, lastUsed: LastUsed, storedLastUsed?: number) {
     allowed_origins: k.allowedOrigins,
     admin: k.admin,
     bound_domain: k.boundDomain,
+    publish_games: publishGamesOf(k.scopes),
     created_at: iso(k.createdAtMs),
     revoked_at: iso(k.revokedAtMs),
     last_used: iso(last),
@@ -73,6 +81,26 @@ interface CreateBody {
   rate_limit?: number;
   kind: 'private' | 'public';
   allowed_origins?: string[];
+}
+
+/**
+ * The scopes a created key holds: `publish:rounds:<game>` bindings imply `publish:rounds`, and only a
+ * private key may hold them, for games published externally (docs/threat-model.md "One writer per game").
+ * @throws InvalidInputError naming the binding that cannot be granted.
+ */
+function scopesOf(body: CreateBody, external: readonly GameSlug[]): Scope[] {
+  const games = publishGamesOf(body.scopes);
+  if (games.length > 0 && body.kind !== 'private')
+    throw new InvalidInputError('INVALID_KEY', 'scopes: publish:rounds:<game> is for private keys only');
+  const engine = games.filter((g) => gameSource(g, external) === 'engine');
+  if (engine.length > 0)
+    throw new InvalidInputError(
+      'INVALID_KEY',
+      `scopes: ${engine.map(publishScopeOf).join(', ')}: the round engine writes ${engine.join(', ')} (not in GAMES_EXTERNAL)`,
+    );
+  const scopes = new Set<Scope>(body.scopes);
+  if (games.length > 0) scopes.add('publish:rounds');
+  return [...scopes];
 }
 
 /** Checks the cross-field rules of a create body. @returns normalised origins. @throws InvalidInputError */
@@ -220,13 +248,14 @@ export function authRoutes(deps: AuthRouteDeps): FastifyPluginAsync {
     app.post<{ Body: CreateBody }>('/api/auth/keys', { schema: createKeySchema }, async (req, reply) => {
       const body = req.body;
       const origins = originsOf(body);
+      const scopes = scopesOf(body, config.games.external);
       const secret = newSecret(body.kind);
       const value: KeyCreated = {
         key_id: newKeyId(),
         name: body.name,
         kind: body.kind,
         secret_sha256: secretHash(secret),
-        scopes: [...new Set(body.scopes)],
+        scopes,
         rate_limit: body.rate_limit ?? DEFAULT_RATE_LIMIT[body.kind],
         allowed_origins: origins,
         admin: body.scopes.includes('admin'),

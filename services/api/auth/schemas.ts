@@ -28,6 +28,11 @@ export const keyView = {
     allowed_origins: { type: 'array', items: { type: 'string' } },
     admin: { type: 'boolean' },
     bound_domain: { type: ['string', 'null'], description: 'Browser-bound keys only.' },
+    publish_games: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Games whose rounds this key may open and finish (its publish:rounds:<game> scopes).',
+    },
     created_at: { type: 'string', format: 'date-time' },
     revoked_at: { type: ['string', 'null'], format: 'date-time' },
     last_used: {

@@ -1,7 +1,7 @@
 /**
- * Validation of rounds posted by external game servers (issue 4 item 6) into a RoundFinished
- * (rules/rounds/round.ts). Rules per game follow seed 000 "Content of extras after parsing" and the schema
- * docs of schemas/RoundFinished.v1.avsc: crash point and slot multiplier are decimal strings with two
+ * Validation of rounds posted by external game servers into the parts of a finish request
+ * (rules/rounds/publishing.ts). Rules per game follow docs/threat-model.md and the schema docs of
+ * schemas/RoundFinished.v1.avsc: crash point and slot multiplier are decimal strings with two
  * decimals ≥ 1.00; double number 0..14 with 0 white, 1..7 red, 8..14 black; wall-street up/down.
  * round_id = game_id × 10^12 + sequence (docs/decisions.md), so ids stay unique across games.
  * Pure: the body comes in as parsed JSON.
@@ -10,6 +10,8 @@ import { gameBySlug } from '../../../rules/games/catalog.ts';
 import type { RoundFinished, RoundResult } from '../../../rules/rounds/round.ts';
 
 const DECIMAL2 = /^(?:[1-9][0-9]{0,8})\.[0-9]{2}$/;
+/** A slot spin may pay nothing: "0.00" and up. */
+const PAYOUT2 = /^(?:0|[1-9][0-9]{0,8})\.[0-9]{2}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?(?:Z|[+-]\d{2}:\d{2})$/;
 const ROUND_SPAN = 1e12;
 
@@ -42,8 +44,8 @@ function resultOf(game: string, r: unknown): Check<RoundResult> {
       ) {
         return bad('result.reels must be 1..10 strings of 1..32 characters');
       }
-      if (typeof o.multiplier !== 'string' || !DECIMAL2.test(o.multiplier))
-        return bad('result.multiplier must be a decimal string like "1.50", >= 1.00');
+      if (typeof o.multiplier !== 'string' || !PAYOUT2.test(o.multiplier))
+        return bad('result.multiplier must be a decimal string like "1.50", >= 0.00');
       return { ok: true, value: { game, reels: reels as string[], multiplier: o.multiplier } };
     }
     case 'wall-street':
@@ -54,11 +56,20 @@ function resultOf(game: string, r: unknown): Check<RoundResult> {
   }
 }
 
+/** A posted finish request: the round as posted (proof null until the seed is checked) and its seed. */
+export interface RoundPost {
+  readonly round: RoundFinished;
+  /** 64 hex. */
+  readonly seed: string;
+}
+
+const SEED = /^[0-9a-fA-F]{64}$/;
+
 /**
- * Turns a posted body into a RoundFinished (proof null: external rounds carry no chain proof).
- * @returns the round, or an error text naming the field and rule.
+ * Turns a posted body into a round and its revealed seed.
+ * @returns the request, or an error text naming the field and rule.
  */
-export function parseRoundPost(body: unknown): Check<RoundFinished> {
+export function parseRoundPost(body: unknown): Check<RoundPost> {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     return bad('body must be a JSON object');
   const b = body as Record<string, unknown>;
@@ -80,17 +91,17 @@ export function parseRoundPost(body: unknown): Check<RoundFinished> {
   if (!Number.isFinite(at)) return bad('finished_at must be an ISO 8601 date-time with a time zone');
   const result = resultOf(game.slug, b.result);
   if (!result.ok) return result;
-  return {
-    ok: true,
-    value: {
-      type: 'RoundFinished',
-      round_id: id,
-      game_id: game.id,
-      game_slug: game.slug,
-      game_type: game.type,
-      finished_at: at,
-      result: result.value,
-      proof: null,
-    },
+  if (typeof b.seed !== 'string' || !SEED.test(b.seed))
+    return bad("seed must be 64 hex characters, the seed whose SHA-256 was the round's commitment");
+  const round: RoundFinished = {
+    type: 'RoundFinished',
+    round_id: id,
+    game_id: game.id,
+    game_slug: game.slug,
+    game_type: game.type,
+    finished_at: at,
+    result: result.value,
+    proof: null,
   };
+  return { ok: true, value: { round, seed: b.seed.toLowerCase() } };
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseRoundPost } from './input.ts';
 
 const at = '2026-11-22T00:00:00Z';
+const seed = 'Ab'.repeat(32);
 
 describe('parseRoundPost', () => {
   it.each([
@@ -36,9 +37,10 @@ describe('parseRoundPost', () => {
       { game: 'wall-street', trending: 'down' },
     ],
   ])('accepts %j', (body, result) => {
-    const r = parseRoundPost(body);
-    expect(r.ok && r.value.result).toEqual(result);
-    expect(r.ok && r.value.proof).toBeNull();
+    const r = parseRoundPost({ ...body, seed });
+    expect(r.ok && r.value.round.result).toEqual(result);
+    expect(r.ok && r.value.round.proof).toBeNull();
+    expect(r.ok && r.value.seed).toBe('ab'.repeat(32));
   });
 
   it('reads finished_at with its offset as Unix ms', () => {
@@ -47,8 +49,9 @@ describe('parseRoundPost', () => {
       round_id: 4e12 + 1,
       finished_at: '2026-11-22T01:00:00.123+01:00',
       result: { trending: 'up' },
+      seed,
     });
-    expect(r.ok && r.value.finished_at).toBe(Date.parse('2026-11-22T00:00:00.123Z'));
+    expect(r.ok && r.value.round.finished_at).toBe(Date.parse('2026-11-22T00:00:00.123Z'));
   });
 
   it.each([
@@ -83,6 +86,22 @@ describe('parseRoundPost', () => {
         result: { point: '2.00' },
       },
       /finished_at/,
+    ],
+    [
+      'no seed',
+      { game_slug: 'crash', round_id: 1e12 + 1, finished_at: at, result: { point: '2.00' } },
+      /seed/,
+    ],
+    [
+      'seed not 64 hex',
+      {
+        game_slug: 'crash',
+        round_id: 1e12 + 1,
+        finished_at: at,
+        result: { point: '2.00' },
+        seed: 'x'.repeat(64),
+      },
+      /seed/,
     ],
     [
       'crash point 1 decimal',
