@@ -16,6 +16,12 @@ export const SEED_CORS_HEADERS: Readonly<Record<string, string>> = {
   'access-control-allow-headers': 'Content-Type',
 };
 
+/**
+ * Largest request body the API reads, bytes (fastify's default bodyLimit, 1 MiB); the gateway
+ * refuses a larger one itself, in the same form, before it is proxied.
+ */
+export const BODY_LIMIT_BYTES = 1 << 20;
+
 /** Texts of the errors fastify raises before routing. */
 export const MALFORMED_URL_TEXT = 'Malformed URL: invalid percent-encoding';
 export const PARAM_TOO_LONG_TEXT = 'Path parameter too long';

@@ -13,7 +13,7 @@ import type { Producer } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { KeyTable } from '../../lib/auth/key-table.ts';
 import type { Sql } from '../../lib/db/pool.ts';
-import { seedFrameworkErrors } from '../../lib/http/error-form.ts';
+import { BODY_LIMIT_BYTES, seedFrameworkErrors } from '../../lib/http/error-form.ts';
 import type { RoundPhases } from '../../lib/log/round-phases.ts';
 import { type Logger, redactUrl } from '../../lib/logger.ts';
 import type { EngineClient } from './access/engine-client.ts';
@@ -80,6 +80,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     // The router's default (100) would send a slug of 101+ characters to the 404 handler; the seed
     // wants 400 "Invalid game slug" for any over-long slug. Node caps the whole head at 16 KiB.
     routerOptions: { maxParamLength: 16_384 },
+    // 413 past it; the gateway answers the same before proxying (services/gateway/gateway.ts).
+    bodyLimit: BODY_LIMIT_BYTES,
     // The per-IP limits count the browser named in X-Forwarded-For only when the proxy's Unix
     // socket (or a TCP peer of API_TRUST_PROXY) says so; on the TCP port, the peer (trust.ts).
     trustProxy: proxyTrust(deps.config.api.trustProxy),

@@ -3,8 +3,11 @@
  * `ws` server for the WebSocket one): each route lands on its upstream, WebSocket upgrades keep
  * the upstream's status and subprotocol and its backpressure, SSE streams through unbuffered.
  */
+
+import type * as Uws from 'uWebSockets.js';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +15,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { createLogger } from '../../lib/logger.ts';
 import { loadConfig } from '../../tests/support/config.ts';
 import { samplesOf, sampleValue } from '../../tests/support/metrics.ts';
+import { waitFor } from '../../tests/support/poll.ts';
 import { buildGateway, type Gateway } from './gateway.ts';
 
 const logger = createLogger('gateway-test', 'silent');
@@ -111,8 +115,11 @@ afterAll(async () => {
 const getJson = async (path: string, init?: RequestInit) => (await fetch(`${base}${path}`, init)).json();
 
 describe('gateway routes', () => {
-  it('answers its own /health', async () => {
-    expect(await getJson('/health')).toMatchObject({ status: 'ok' });
+  it('answers its own /health, revealing no upstream address or socket path', async () => {
+    const res = await fetch(`${base}/health`);
+    const text = await res.text();
+    expect(JSON.parse(text)).toEqual({ status: 'ok' });
+    expect(text).not.toMatch(/127\.0\.0\.1|:\d{2,5}|\.sock|upstream/);
   });
 
   it.each([
@@ -162,6 +169,44 @@ describe('gateway routes', () => {
       rest += new TextDecoder().decode(value);
     }
     expect(rest).toContain('event: message');
+  });
+});
+
+describe('a body over the 1 MiB limit', () => {
+  const big = 'x'.repeat((1 << 20) + 1);
+  it.each([
+    ['/api/auth/browser-key', { error: 'Request body is too large', success: false }],
+    [
+      '/admin/operators',
+      { type: 'about:blank', title: 'Payload Too Large', status: 413, detail: 'Request body is too large' },
+    ],
+  ])(
+    'POST %s: 413 in the form of the path, as the API answers it; not an upstream failure',
+    async (path, body) => {
+      const metrics = async () =>
+        sampleValue(
+          await (await fetch(`http://127.0.0.1:${gateway.opsPort}/metrics`)).text(),
+          'gateway_upstream_failures_total',
+          { status: '502' },
+        ) ?? 0;
+      const failuresBefore = await metrics();
+      const res = await fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: big }),
+      });
+      expect(res.status).toBe(413);
+      expect(await res.json()).toEqual(body);
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+      expect(await metrics()).toBe(failuresBefore);
+    },
+  );
+
+  it('a body of exactly 1 MiB still reaches the upstream', async () => {
+    const payload = 'y'.repeat(1 << 20);
+    const res = await fetch(`${base}/api/auth/browser-key`, { method: 'POST', body: payload });
+    expect(res.status).toBe(200);
+    expect((await res.json()).body).toHaveLength(1 << 20);
   });
 });
 
@@ -260,6 +305,83 @@ describe('gateway WebSocket tunnel', () => {
       const [, res] = (await once(ws, 'unexpected-response')) as [unknown, IncomingMessage];
       expect(res.statusCode).toBe(404);
       ws.terminate();
+    }
+  });
+
+  it('closes a connection whose upgrade the upstream refused: a pipelined request never reaches it', async () => {
+    // The edge's WebSocket server is uWebSockets.js, which keeps the connection after refusing an
+    // upgrade (HTTP/1.1 keep-alive); a request sent after the refusal on the same socket would be
+    // read by it as a request of its own.
+    const uws = createRequire(import.meta.url)('uWebSockets.js') as typeof Uws;
+    const seen: string[] = [];
+    const app = uws.App();
+    app.ws('/ws/*', {
+      upgrade: (res, req) => {
+        seen.push(`upgrade ${req.getUrl()}`);
+        res.cork(() => {
+          res.writeStatus('401 Unauthorized').writeHeader('Content-Type', 'application/json');
+          res.end('{"error":"Unauthorized","success":false,"reason":"unknown"}');
+        });
+      },
+    });
+    app.any('/*', (res, req) => {
+      seen.push(`${req.getMethod()} ${req.getUrl()}`);
+      res.end('reached the edge');
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      app.listen('127.0.0.1', 0, (token) =>
+        token ? resolve(uws.us_socket_local_port(token)) : reject(new Error('uWS did not listen')),
+      ),
+    );
+    const gw = buildGateway({
+      config: loadConfig(process.env, {
+        GATEWAY_PORT: 0,
+        GATEWAY_OPS_PORT: 0,
+        GATEWAY_API_URL: 'http://127.0.0.1:1',
+        GATEWAY_EDGE_HTTP_URL: 'http://127.0.0.1:1',
+        GATEWAY_EDGE_WS_URL: `http://127.0.0.1:${port}`,
+        GATEWAY_WT_HTTP_URL: 'http://127.0.0.1:1',
+      }),
+      logger,
+    });
+    await gw.start();
+    try {
+      const upgrade =
+        'GET /ws/crash HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
+        'Sec-WebSocket-Protocol: sk_live_wrong\r\n\r\n';
+      const second = 'GET /ws/pipelined HTTP/1.1\r\nHost: x\r\n\r\n';
+      for (const writes of [[upgrade + second], [upgrade, second]]) {
+        const socket = connect(gw.port, '127.0.0.1');
+        await once(socket, 'connect');
+        let received = '';
+        socket.on('data', (d) => {
+          received += d.toString('latin1');
+        });
+        const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+        socket.on('error', () => {});
+        socket.write(writes[0] as string);
+        if (writes[1]) {
+          await waitFor(
+            'the refusal',
+            async () => (received.includes('Unauthorized') ? true : undefined),
+            5000,
+          );
+          socket.write(writes[1]);
+        }
+        const outcome = await Promise.race([
+          closed.then(() => 'closed'),
+          new Promise((r) => setTimeout(() => r('still open'), 3000)),
+        ]);
+        expect(received).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/);
+        expect(received.match(/HTTP\/1\.1/g)).toHaveLength(1);
+        expect(outcome).toBe('closed');
+        socket.destroy();
+      }
+      expect(seen).toEqual(['upgrade /ws/crash', 'upgrade /ws/crash']);
+    } finally {
+      await gw.stop();
+      app.close();
     }
   });
 

@@ -13,15 +13,23 @@
  *
  * WebTransport itself is UDP on its own port and cannot be proxied here; the pages connect to it
  * directly and only read its certificate hash through the gateway. Clients' addresses reach the
- * upstreams in X-Forwarded-For. An unreachable upstream is 502 `{error, success: false}`.
+ * upstreams in X-Forwarded-For. An unreachable upstream is 502 `{error, success: false}`. A body
+ * declared larger than the API reads (BODY_LIMIT_BYTES) is answered 413 here, in the API's form,
+ * and never proxied: the API would refuse it and close mid-upload, which the proxy could only
+ * report as an upstream failure (502). The public /health says only that the gateway runs.
  * The gateway's own /health, /ready and /metrics are on GATEWAY_OPS_PORT (ops.ts).
  */
 
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import proxy from '@fastify/http-proxy';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import { frameworkErrorReply, SEED_CORS_HEADERS, seedFrameworkErrors } from '../../lib/http/error-form.ts';
+import Fastify, { errorCodes, type FastifyError, type FastifyInstance } from 'fastify';
+import {
+  BODY_LIMIT_BYTES,
+  frameworkErrorReply,
+  SEED_CORS_HEADERS,
+  seedFrameworkErrors,
+} from '../../lib/http/error-form.ts';
 import { observeHttpRequests } from '../../lib/http/metrics.ts';
 import { type OpsServer, startOpsServer } from '../../lib/http/ops.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -102,10 +110,19 @@ export function buildGateway(deps: GatewayDeps): Gateway {
       .send({ error: status === 504 ? 'Upstream timed out' : 'Upstream unavailable', success: false });
   };
   const replyOptions = { rewriteRequestHeaders: forwarded, onError: unavailable };
+  // Before any body is read or proxied; a chunked body without Content-Length is left to the upstream.
+  app.addHook('onRequest', async (req, reply) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (!(declared > BODY_LIMIT_BYTES)) return;
+    const r = frameworkErrorReply(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), req.url);
+    reply.header('connection', 'close');
+    return reply.code(r.status).headers(SEED_CORS_HEADERS).type(r.contentType).send(r.body);
+  });
   // A stream may be quiet for longer than undici's 300 s body timeout between chunks.
   const streaming = { bodyTimeout: 0 };
 
-  app.get('/health', async () => ({ status: 'ok', upstreams }));
+  // Public: no upstream address or socket path (those are on the ops port's /ready, which is not).
+  app.get('/health', async () => ({ status: 'ok' }));
   app.register(proxy, { upstream: upstreams.edgeWs, prefix: '/ws', rewritePrefix: '/ws', replyOptions });
   app.register(proxy, {
     upstream: upstreams.edgeHttp,

@@ -23,6 +23,7 @@ import {
   ROUND_ID_BASE,
 } from '../../rules/rounds/decider.ts';
 import { closeBetting, openRound } from '../../rules/rounds/lifecycle.ts';
+import { sealRound } from '../../rules/rounds/publishing.ts';
 import type { RoundFinished } from '../../rules/rounds/round.ts';
 import { loadConfig } from '../../tests/support/config.ts';
 import { RoundNotFoundError, RoundOpenError } from './errors.ts';
@@ -39,6 +40,7 @@ const seed = randomBytes(32);
 const chains: ChainSource = (slug, epoch) => buildChain(seed, slug, epoch, 8);
 const PER_GAME = 12;
 const FORGED_ID = 2 * ROUND_ID_BASE + PER_GAME + 1; // double, after the genuine ones
+const EXTERNAL_SEEDS = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')];
 
 async function cli(...argv: string[]) {
   const out: string[] = [];
@@ -63,6 +65,22 @@ beforeAll(async () => {
       const r = decide(state, chains, Date.now());
       rounds.push(r);
       state = evolve(state, r);
+    }
+    if (slug === 'wall-street') {
+      // Two rounds of an external game server after the engine's: each commits to its own seed.
+      for (const [i, hex] of [EXTERNAL_SEEDS[0], EXTERNAL_SEEDS[1]].entries()) {
+        const { commitment, result } = sealRound('wall-street', hex);
+        rounds.push({
+          type: 'RoundFinished',
+          round_id: 4 * ROUND_ID_BASE + PER_GAME + 1 + i,
+          game_id: 4,
+          game_slug: 'wall-street',
+          game_type: 'trending',
+          finished_at: Date.now(),
+          result,
+          proof: { hash: hex, chain_epoch: 0, chain_index: 1, commitment },
+        });
+      }
     }
     if (slug === 'double') {
       // A record claiming the genuine next hash but a different result (white pays 14x).
@@ -118,6 +136,13 @@ describe('verify CLI with --round', () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/chain: +OK/);
     expect(r.out).toMatch(/link: +OK/);
+    expect(r.out).toMatch(/result: +OK \(recorded = recomputed\)/);
+  });
+
+  it("verifies an external game server's round by its own commitment, with no link to the round before it", async () => {
+    const r = await cli('--game', 'wall-street', '--round', String(4 * ROUND_ID_BASE + PER_GAME + 2));
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/chain: +OK/);
     expect(r.out).toMatch(/result: +OK \(recorded = recomputed\)/);
   });
 

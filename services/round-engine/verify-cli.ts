@@ -94,7 +94,10 @@ export async function runVerify(argv: readonly string[], io: CliIo): Promise<num
         );
       const { kafka, topic } = (io.kafka ?? defaultKafka)();
       const { round, previous } = await findRound(kafka, topic, game.slug, o.round);
-      const sameChain = previous?.proof?.chain_epoch === round.proof?.chain_epoch;
+      // One chain = one commitment: an external game's rounds each commit on their own (chain index 1).
+      const sameChain =
+        previous?.proof?.chain_epoch === round.proof?.chain_epoch &&
+        previous?.proof?.commitment === round.proof?.commitment;
       return report(io, verifyRound(round, previous && sameChain ? previous : undefined), round);
     }
     if (!o.hash || o.index === undefined || !o.commitment)
