@@ -36,6 +36,10 @@ async function credentialFor(c, baseUrl, doFetch) {
 }
 
 // packages/client/src/position.ts
+var FORM = /^t=\d{1,15}(;[a-z0-9][a-z0-9-]*=\d{1,15})*$/;
+function isPosition(text) {
+  return text !== void 0 && text.length <= 256 && FORM.test(text);
+}
 function roundsOf(position) {
   const out = /* @__PURE__ */ new Map();
   for (const pair of position.split(";").slice(1)) {
@@ -55,7 +59,6 @@ function subscriptionName(s) {
 
 // packages/client/src/client.ts
 var MAX_HELD = 1e4;
-var RETRY_SUBSCRIBE_MS = 1e3;
 var Sub = class {
   constructor(name, opts, remove) {
     this.name = name;
@@ -66,6 +69,16 @@ var Sub = class {
   opts;
   remove;
   position;
+  /** The last position known to be valid: the server's own, on a round or `recovered` message. */
+  valid;
+  /** The position the subscription was last asked from (undefined: live). */
+  asked;
+  /** A position was refused: reported with the next `recovered`, the first refused one. */
+  refusal;
+  /** Start live, not from `opts.since` (the server refused it, and no valid position is known). */
+  fresh = false;
+  /** Attempts to start it that the server could not serve (503) in a row. */
+  retries = 0;
   /** Last round id per game given (or named by the start position). */
   last = /* @__PURE__ */ new Map();
   /** Last lifecycle event per game, to drop the repeat of a current phase after a resume. */
@@ -140,7 +153,8 @@ var RoundsClient = class {
     if (this.live) this.conn?.unsubscribe(s.name);
   }
   request(s) {
-    const since = s.position ?? s.opts.since;
+    const since = s.position ?? (s.fresh ? void 0 : s.opts.since);
+    s.asked = since || void 0;
     return {
       sub: s.name,
       ...since ? { since } : {},
@@ -233,16 +247,22 @@ var RoundsClient = class {
         if (s.ready || e.initial || e.replay) this.apply(s, e);
         else if (s.held.push(e) > MAX_HELD) this.resync(s);
         return;
-      case "recovered":
-        s.position = e.position;
+      case "recovered": {
+        if (isPosition(e.position)) s.position = s.valid = e.position;
         s.ready = true;
-        s.opts.onRecovered?.(e.data);
+        s.retries = 0;
+        const refusal = s.refusal;
+        s.refusal = void 0;
+        s.opts.onRecovered?.(
+          refusal && s.asked === void 0 ? { ...e.data, recovered: false, since: refusal.since, reason: refusal.reason } : e.data
+        );
         for (const r of s.held.splice(0).sort((a, b) => a.data.timestamp - b.data.timestamp))
           this.apply(s, r);
         for (const [g, rid] of roundsOf(e.position)) if (!s.last.has(g)) s.last.set(g, rid);
         return;
+      }
       case "heartbeat":
-        if (!s.ready) return;
+        if (!s.ready || !isPosition(e.position)) return;
         if ([...roundsOf(e.position)].some(([g, rid]) => rid > (s.last.get(g) ?? 0))) this.resync(s);
         else s.position = e.position;
         return;
@@ -255,13 +275,31 @@ var RoundsClient = class {
       }
       case "error":
         if (e.data.status === 503) {
-          setTimeout(() => this.live && this.subs.get(s.name) === s && this.start(s), RETRY_SUBSCRIBE_MS);
+          const delayMs = backoffDelay(++s.retries, this.options.reconnect);
+          setTimeout(() => this.live && this.subs.get(s.name) === s && this.start(s), delayMs);
+          return;
+        }
+        if (e.data.status === 400 && s.asked !== void 0 && e.data.op !== "unsubscribe") {
+          this.refused(s, s.asked, e.data);
           return;
         }
         s.failed = true;
         s.opts.onError?.(e.data);
         return;
     }
+  }
+  /**
+   * The server refused position `since` (400): the subscription goes on from the last valid
+   * position when that is another one, else live from now (told with the next `recovered`).
+   */
+  refused(s, since, error) {
+    s.refusal ??= { since, reason: `position refused: ${error.error}` };
+    if (s.valid !== void 0 && s.valid !== since) s.position = s.valid;
+    else {
+      s.position = void 0;
+      s.fresh = true;
+    }
+    this.start(s);
   }
   apply(s, e) {
     const { game_slug: g, round_id: rid } = e.data;
@@ -272,7 +310,7 @@ var RoundsClient = class {
       return;
     }
     s.last.set(g, rid);
-    s.position = e.position;
+    if (isPosition(e.position)) s.position = s.valid = e.position;
     if (e.initial && s.opts.latest !== true) return;
     s.opts.onRound?.(e.data, {
       position: e.position,
@@ -619,6 +657,7 @@ export {
   backoffDelay,
   certificateHashesFrom,
   createRoundsClient,
+  isPosition,
   roundsOf,
   sseTransport,
   subscriptionName,

@@ -8,10 +8,16 @@
  * heartbeat whose position) names a round the client never got means a lost datagram: the
  * subscription is resumed from its position. Live rounds that overtake the end of a catch-up
  * (WebTransport's datagrams may) are held until the `recovered` message and then given in order.
+ *
+ * A subscription is never given up without the application being told. Only a text with a
+ * position's form is kept as a position. A position the server refuses (400) is replaced by the
+ * last one known to be valid (one the server put on a round or a `recovered` message), else the
+ * subscription starts live and `onRecovered` says so (`recovered: false`, the refused position,
+ * the reason). A subscription the server could not start (503) is asked again with backoff.
  */
 import { type BackoffOptions, backoffDelay } from './backoff.ts';
 import { type Credentials, credentialFor } from './credentials.ts';
-import { roundsOf } from './position.ts';
+import { isPosition, roundsOf } from './position.ts';
 import type { CloseInfo, Connection, SubscribeRequest, Transport } from './transport.ts';
 import {
   type Envelope,
@@ -70,9 +76,16 @@ export interface SubscribeOptions {
   readonly lifecycle?: boolean;
   onRound?(round: StreamRound, meta: RoundMeta): void;
   onLifecycle?(message: LifecycleMessage): void;
-  /** After each (re)subscribe's catch-up: whether the resume was complete. */
+  /**
+   * After each (re)subscribe's catch-up: whether the resume was complete. A resume that could not
+   * be honoured says why in `reason`: a position the server refused (`since` is the refused
+   * position; the subscription went on live from now), one ahead of the log, a log unavailable.
+   */
   onRecovered?(info: RecoveredInfo): void;
-  /** The server refused the subscription (e.g. 404 unknown game, 429 too many); it is not retried. */
+  /**
+   * The server refused the subscription itself (e.g. 404 unknown game, 403, 429 too many); it is
+   * not retried. A refused position is not such a refusal: see onRecovered.
+   */
   onError?(error: ServerError): void;
 }
 
@@ -90,11 +103,19 @@ type Listener = (change: StateChange) => void;
 
 /** Live rounds held while a catch-up is not over, at most (more: resume instead). */
 const MAX_HELD = 10_000;
-/** Delay before re-asking a subscription the server could not start (503), ms. */
-const RETRY_SUBSCRIBE_MS = 1_000;
 
 class Sub implements Subscription {
   position: string | undefined;
+  /** The last position known to be valid: the server's own, on a round or `recovered` message. */
+  valid: string | undefined;
+  /** The position the subscription was last asked from (undefined: live). */
+  asked: string | undefined;
+  /** A position was refused: reported with the next `recovered`, the first refused one. */
+  refusal: { readonly since: string; readonly reason: string } | undefined;
+  /** Start live, not from `opts.since` (the server refused it, and no valid position is known). */
+  fresh = false;
+  /** Attempts to start it that the server could not serve (503) in a row. */
+  retries = 0;
   /** Last round id per game given (or named by the start position). */
   readonly last = new Map<string, number>();
   /** Last lifecycle event per game, to drop the repeat of a current phase after a resume. */
@@ -184,7 +205,8 @@ export class RoundsClient {
   }
 
   private request(s: Sub): SubscribeRequest {
-    const since = s.position ?? s.opts.since;
+    const since = s.position ?? (s.fresh ? undefined : s.opts.since);
+    s.asked = since || undefined;
     return {
       sub: s.name,
       ...(since ? { since } : {}),
@@ -285,18 +307,27 @@ export class RoundsClient {
         if (s.ready || e.initial || e.replay) this.apply(s, e);
         else if (s.held.push(e) > MAX_HELD) this.resync(s);
         return;
-      case 'recovered':
-        s.position = e.position;
+      case 'recovered': {
+        if (isPosition(e.position)) s.position = s.valid = e.position;
         s.ready = true;
-        s.opts.onRecovered?.(e.data);
+        s.retries = 0;
+        const refusal = s.refusal;
+        s.refusal = undefined;
+        // Started live for want of a valid position: the refused one is what the application asked for.
+        s.opts.onRecovered?.(
+          refusal && s.asked === undefined
+            ? { ...e.data, recovered: false, since: refusal.since, reason: refusal.reason }
+            : e.data,
+        );
         // Rounds held meanwhile: a catch-up without replay marks (SSE), or datagrams that overtook it.
         for (const r of s.held.splice(0).sort((a, b) => a.data.timestamp - b.data.timestamp))
           this.apply(s, r);
         // A game the client has no round of starts where the server says the subscription stands.
         for (const [g, rid] of roundsOf(e.position)) if (!s.last.has(g)) s.last.set(g, rid);
         return;
+      }
       case 'heartbeat':
-        if (!s.ready) return;
+        if (!s.ready || !isPosition(e.position)) return;
         if ([...roundsOf(e.position)].some(([g, rid]) => rid > (s.last.get(g) ?? 0))) this.resync(s);
         else s.position = e.position;
         return;
@@ -309,13 +340,32 @@ export class RoundsClient {
       }
       case 'error':
         if (e.data.status === 503) {
-          setTimeout(() => this.live && this.subs.get(s.name) === s && this.start(s), RETRY_SUBSCRIBE_MS);
+          const delayMs = backoffDelay(++s.retries, this.options.reconnect);
+          setTimeout(() => this.live && this.subs.get(s.name) === s && this.start(s), delayMs);
+          return;
+        }
+        if (e.data.status === 400 && s.asked !== undefined && e.data.op !== 'unsubscribe') {
+          this.refused(s, s.asked, e.data);
           return;
         }
         s.failed = true;
         s.opts.onError?.(e.data);
         return;
     }
+  }
+
+  /**
+   * The server refused position `since` (400): the subscription goes on from the last valid
+   * position when that is another one, else live from now (told with the next `recovered`).
+   */
+  private refused(s: Sub, since: string, error: ServerError): void {
+    s.refusal ??= { since, reason: `position refused: ${error.error}` };
+    if (s.valid !== undefined && s.valid !== since) s.position = s.valid;
+    else {
+      s.position = undefined;
+      s.fresh = true;
+    }
+    this.start(s);
   }
 
   private apply(s: Sub, e: Extract<Envelope, { type: 'round' }>): void {
@@ -327,7 +377,7 @@ export class RoundsClient {
       return;
     }
     s.last.set(g, rid);
-    s.position = e.position;
+    if (isPosition(e.position)) s.position = s.valid = e.position;
     if (e.initial && s.opts.latest !== true) return; // SSE sends `initial` unasked: its position only
     s.opts.onRound?.(e.data, {
       position: e.position,

@@ -15,7 +15,7 @@ export {
   type Subscription,
 } from './client.ts';
 export { CredentialError, type Credentials } from './credentials.ts';
-export { roundsOf } from './position.ts';
+export { isPosition, roundsOf } from './position.ts';
 export type {
   CloseInfo,
   ConnectContext,
