@@ -16,6 +16,7 @@ import { createLogger } from '../../lib/logger.ts';
 import { loadConfig } from '../../tests/support/config.ts';
 import { samplesOf, sampleValue } from '../../tests/support/metrics.ts';
 import { waitFor } from '../../tests/support/poll.ts';
+import { freePort } from '../../tests/support/processes.ts';
 import { buildGateway, type Gateway } from './gateway.ts';
 
 const logger = createLogger('gateway-test', 'silent');
@@ -246,6 +247,48 @@ describe('gateway with its upstreams down', () => {
       expect(sampleValue(text, 'gateway_upstream_failures_total', { status: '502' })).toBe(3);
     } finally {
       await down.stop();
+    }
+  });
+});
+
+describe('gateway beside upstreams that are still starting (npm start)', () => {
+  it('logs an upstream that has not answered yet at info, and warns once it had answered', async () => {
+    const lines: { level: number; msg: string; upstream?: string }[] = [];
+    const captured = createLogger('gateway-test', 'info', {
+      write: (l: string) => void lines.push(JSON.parse(l)),
+    });
+    const apiPort = await freePort();
+    const gw = buildGateway({
+      config: loadConfig(process.env, {
+        GATEWAY_PORT: 0,
+        GATEWAY_OPS_PORT: 0,
+        GATEWAY_API_URL: `http://127.0.0.1:${apiPort}`,
+        GATEWAY_EDGE_HTTP_URL: 'http://127.0.0.1:1',
+        GATEWAY_EDGE_WS_URL: 'http://127.0.0.1:1',
+        GATEWAY_WT_HTTP_URL: 'http://127.0.0.1:1',
+      }),
+      logger: captured,
+    });
+    await gw.start();
+    const late = Fastify();
+    late.get('/api/games', async () => []);
+    try {
+      const url = `http://127.0.0.1:${gw.port}/api/games`;
+      expect((await fetch(url)).status).toBe(502);
+      const failures = () => lines.filter((l) => l.msg.startsWith('upstream'));
+      expect(failures().map((l) => [l.level, l.upstream])).toEqual([[30, 'api']]);
+
+      await late.listen({ host: '127.0.0.1', port: apiPort });
+      expect((await fetch(url)).status).toBe(200);
+      await late.close();
+      expect((await fetch(url)).status).toBe(502);
+      expect(failures().map((l) => [l.level, l.msg])).toEqual([
+        [30, 'upstream not answering yet (still starting)'],
+        [40, 'upstream failed'],
+      ]);
+    } finally {
+      await late.close();
+      await gw.stop();
     }
   });
 });

@@ -54,6 +54,12 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
+/**
+ * How long after the gateway's start an upstream that has not answered yet counts as still starting
+ * (its failures logged at info), ms: a cold `npm start` on a slow machine takes tens of seconds.
+ */
+export const UPSTREAM_START_GRACE_MS = 120_000;
+
 /** X-Forwarded-For/Host/Proto for an upstream, appending this hop. */
 function forwarded(
   req: { readonly ip: string; readonly headers: IncomingHttpHeaders },
@@ -96,20 +102,31 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   const metrics = createGatewayMetrics(() => tunnel.open);
   observeHttpRequests(app, metrics.registry);
   // An unreachable or failing upstream is 502 (504 on a timeout) in the REST error shape, not
-  // reply-from's default 500 with the socket error text.
-  const unavailable = (reply: ErrorReply, { error }: { error: Error & { statusCode?: number } }) => {
-    const status = error.statusCode === 504 ? 504 : 502;
-    metrics.upstreamFailures.inc({ status: String(status) });
-    logger.warn(
-      { err: error.message, cause: (error.cause as Error | undefined)?.message },
-      'upstream failed',
-    );
-    reply
-      .code(status)
-      .header('access-control-allow-origin', '*')
-      .send({ error: status === 504 ? 'Upstream timed out' : 'Upstream unavailable', success: false });
-  };
-  const replyOptions = { rewriteRequestHeaders: forwarded, onError: unavailable };
+  // reply-from's default 500 with the socket error text. npm start starts the gateway beside the
+  // services, so until an upstream has answered once (and for at most UPSTREAM_START_GRACE_MS) a
+  // failure is that upstream still starting: logged at info, not as a warning.
+  const startedAt = Date.now();
+  const answered = new Set<string>();
+  const replyOptionsFor = (upstream: string) => ({
+    rewriteRequestHeaders: forwarded,
+    onError: (reply: ErrorReply, { error }: { error: Error & { statusCode?: number } }) => {
+      const status = error.statusCode === 504 ? 504 : 502;
+      metrics.upstreamFailures.inc({ status: String(status) });
+      const fields = { upstream, err: error.message, cause: (error.cause as Error | undefined)?.message };
+      if (!answered.has(upstream) && Date.now() - startedAt < UPSTREAM_START_GRACE_MS)
+        logger.info(fields, 'upstream not answering yet (still starting)');
+      else logger.warn(fields, 'upstream failed');
+      reply
+        .code(status)
+        .header('access-control-allow-origin', '*')
+        .send({ error: status === 504 ? 'Upstream timed out' : 'Upstream unavailable', success: false });
+    },
+    // What reply-from does without this option (send the upstream's stream), noting that it answered.
+    onResponse: (_req: unknown, reply: { send(payload: unknown): unknown }, res: { stream: unknown }) => {
+      answered.add(upstream);
+      reply.send(res.stream);
+    },
+  });
   // Before any body is read or proxied; a chunked body without Content-Length is left to the upstream.
   app.addHook('onRequest', async (req, reply) => {
     const declared = Number(req.headers['content-length'] ?? 0);
@@ -123,32 +140,37 @@ export function buildGateway(deps: GatewayDeps): Gateway {
 
   // Public: no upstream address or socket path (those are on the ops port's /ready, which is not).
   app.get('/health', async () => ({ status: 'ok' }));
-  app.register(proxy, { upstream: upstreams.edgeWs, prefix: '/ws', rewritePrefix: '/ws', replyOptions });
+  app.register(proxy, {
+    upstream: upstreams.edgeWs,
+    prefix: '/ws',
+    rewritePrefix: '/ws',
+    replyOptions: replyOptionsFor('edge-ws'),
+  });
   app.register(proxy, {
     upstream: upstreams.edgeHttp,
     prefix: '/sse',
     rewritePrefix: '/sse',
-    replyOptions,
+    replyOptions: replyOptionsFor('edge-http'),
     undici: streaming,
   });
   app.register(proxy, {
     upstream: upstreams.edgeHttp,
     prefix: '/grpc-proxy',
     rewritePrefix: '/grpc-proxy',
-    replyOptions,
+    replyOptions: replyOptionsFor('edge-http'),
     undici: streaming,
   });
   app.register(proxy, {
     upstream: upstreams.wtHttp,
     prefix: '/webtransport/cert-hash',
     rewritePrefix: '/cert-hash',
-    replyOptions,
+    replyOptions: replyOptionsFor('wt-http'),
   });
   // The API over its proxy socket when there is one: only there does it believe X-Forwarded-For.
   const apiUpstream = upstreams.apiSocket
     ? `unix+http://${encodeURIComponent(upstreams.apiSocket)}`
     : upstreams.api;
-  app.register(proxy, { upstream: apiUpstream, prefix: '/', replyOptions });
+  app.register(proxy, { upstream: apiUpstream, prefix: '/', replyOptions: replyOptionsFor('api') });
 
   let listening = 0;
   let ops: OpsServer | undefined;
