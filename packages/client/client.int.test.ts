@@ -10,7 +10,7 @@ import type { GameSlug } from '../../rules/games/catalog.ts';
 import type { Edge } from '../../services/edge/edge.ts';
 import { createTestLog, round, startEdge, type TestLog } from '../../tests/support/edge.ts';
 import { until } from '../../tests/support/poll.ts';
-import { baseOf, lifecycleOf, recorder, transportFor } from '../../tests/support/rounds-client.ts';
+import { baseOf, droppable, lifecycleOf, recorder, transportFor } from '../../tests/support/rounds-client.ts';
 import { createRoundsClient, type RoundsClient, type StateChange } from './src/index.ts';
 
 const TRANSPORTS = ['websocket', 'sse', 'grpc', 'grpc-proxy'] as const;
@@ -118,7 +118,7 @@ describe.each(TRANSPORTS)('stream client over %s (real edges)', (name) => {
     second.close();
   });
 
-  it('refuses an unknown game, a malformed position and one of other games; starts live from a future one', async () => {
+  it('refuses an unknown game; starts live, saying why, from a malformed position, one of other games and a future one', async () => {
     const client = track(
       createRoundsClient({ baseUrl: baseOf(edges[0] as Edge), transport: transportFor(name, edges) }),
     );
@@ -131,22 +131,78 @@ describe.each(TRANSPORTS)('stream client over %s (real edges)', (name) => {
     client.subscribe({ type: 'slots' }, other);
     client.subscribe({ game: 'wall-street' }, future);
     await until(
-      () =>
-        unknown.errors.length + malformed.errors.length + other.errors.length === 3 &&
-        future.recovered.length === 1,
+      () => unknown.errors.length === 1 && [malformed, other, future].every((x) => x.recovered.length === 1),
       10_000,
       'answers',
     );
     expect(unknown.errors[0]).toMatchObject({ status: 404, error: 'Game not found' });
-    expect(malformed.errors[0]).toMatchObject({
-      status: 400,
-      error: expect.stringMatching(/^Invalid position/),
+    // A refused position is no reason to give the subscription up: it goes on live, and says so.
+    expect(malformed.recovered[0]).toEqual({
+      recovered: false,
+      since: 'not-a-position',
+      replayed: 0,
+      reason: expect.stringMatching(/^position refused: Invalid position/),
     });
-    expect(other.errors[0]).toMatchObject({
-      status: 400,
-      error: expect.stringMatching(/double is not part/),
+    expect(other.recovered[0]).toEqual({
+      recovered: false,
+      since: 't=1;double=2000000000001',
+      replayed: 0,
+      reason: expect.stringMatching(/^position refused: .*double is not part/),
     });
     expect(future.recovered[0]).toMatchObject({ recovered: false, reason: 'position time in the future' });
+    expect([malformed, other, future].flatMap((x) => x.errors)).toEqual([]);
+    const crash = next('crash');
+    const slot = next('slot');
+    await log.append([crash, slot]);
+    await until(() => malformed.rounds.length === 1 && other.rounds.length === 1, 10_000, 'live rounds');
+    expect(malformed.ids('crash')).toEqual([crash.round_id]);
+    expect(other.ids('slot')).toEqual([slot.round_id]);
+    client.close();
+  });
+
+  it('resumes after a drop right after a lifecycle event: every round once, in order', async () => {
+    const transport = droppable(transportFor(name, edges));
+    const client = track(
+      createRoundsClient({
+        baseUrl: baseOf(edges[0] as Edge),
+        transport,
+        reconnect: { initialMs: 50, maxMs: 200 },
+      }),
+    );
+    const r = recorder({ lifecycle: true });
+    let comingId = 0;
+    client.subscribe(
+      { all: true },
+      {
+        ...r,
+        onLifecycle: (m) => {
+          r.phases.push(m);
+          // The connection drops right after the coming round's betting-closed.
+          if (m.round_id === comingId && m.event === 'betting-closed') transport.drop();
+        },
+      },
+    );
+    await until(() => r.recovered.length === 1, 10_000, 'live');
+    const given = [next('crash'), next('double')];
+    await log.append(given);
+    await until(() => r.rounds.length === 2, 10_000, 'two rounds');
+    // A round after them (the edge drops lifecycle events of rounds older than its game's latest).
+    const coming = next('crash');
+    comingId = coming.round_id;
+    await log.appendEvents(lifecycleOf(coming));
+    await until(() => transport.drops === 1, 10_000, 'the drop');
+    const missed = [coming, next('slot'), next('crash'), next('double'), next('wall-street')];
+    await log.append(missed);
+    await until(() => r.recovered.length === 2, 10_000, 'resumed');
+    const live = next('crash');
+    await log.append([live]);
+    await until(() => r.ids('crash').includes(live.round_id), 10_000, 'live after the resume');
+    await new Promise((res) => setTimeout(res, 200));
+    const all = [...given, ...missed, live];
+    for (const g of ['crash', 'double', 'slot', 'wall-street'])
+      expect(r.ids(g)).toEqual(all.filter((x) => x.game_slug === g).map((x) => x.round_id));
+    expect(r.recovered[1]).toMatchObject({ recovered: true });
+    expect(r.errors).toEqual([]);
     client.close();
   });
 

@@ -6,6 +6,8 @@
 import WebSocket from 'ws';
 import { grpcTransport } from '../../packages/client/src/grpc.ts';
 import {
+  type Connection,
+  type ConnectionEvents,
   type LifecycleMessage,
   type RecoveredInfo,
   type RoundMeta,
@@ -75,6 +77,52 @@ export function transportFor(
   if (name === 'grpc')
     return grpcTransport({ address: (base) => `127.0.0.1:${edgeOf(base).portOf('grpc')}` });
   return sseTransport(name === 'sse' ? {} : { path: '/grpc-proxy/stream' });
+}
+
+/** A transport whose current connection a test can drop, as a lost network would. */
+export interface DroppableTransport extends Transport {
+  /** Ends the current connection: closed under the client, which hears `close` and reconnects. */
+  drop(): void;
+  /** Connections dropped so far. */
+  readonly drops: number;
+}
+
+/** `inner`, with {@link DroppableTransport.drop}. */
+export function droppable(inner: Transport): DroppableTransport {
+  let current: (() => void) | undefined;
+  let drops = 0;
+  return {
+    name: inner.name,
+    connect(ctx, events): Connection {
+      let over = false;
+      const guarded: ConnectionEvents = {
+        open: () => {
+          if (!over) events.open();
+        },
+        message: (e) => {
+          if (!over) events.message(e);
+        },
+        close: (info) => {
+          if (over) return;
+          over = true;
+          events.close(info);
+        },
+      };
+      const conn = inner.connect(ctx, guarded);
+      current = () => {
+        if (over) return;
+        over = true;
+        drops++;
+        conn.close();
+        events.close({ reason: 'dropped by the test' });
+      };
+      return conn;
+    },
+    drop: () => current?.(),
+    get drops() {
+      return drops;
+    },
+  };
 }
 
 /** The RoundOpened and BettingClosed events of `round`, before its finish. */
