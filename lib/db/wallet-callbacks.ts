@@ -7,9 +7,10 @@
  * pass checked values (a limit outside 1..1000 is clamped).
  *
  * Re-driving sets a parked or in-retry callback due now with its attempts counted from 0 again (a
- * fresh schedule); it keeps its provider_tx_id, webhook-id and body, so an operator that already
- * booked it answers with its first answer (or "duplicate") and no money moves twice. A callback
- * that is done, skipped or in flight is never re-driven.
+ * fresh schedule, and pulling forward allowed again: migration 014); it keeps its provider_tx_id,
+ * webhook-id and body, so an operator that already booked it answers with its first answer (or
+ * "duplicate") and no money moves twice. A callback that is done, skipped or in flight is never
+ * re-driven.
  */
 import type { CallbackJob } from '../../rules/wallet/bodies.ts';
 import type { Sql } from './pool.ts';
@@ -242,7 +243,7 @@ export async function redriveCallbacks(
   const ids = matching.map((c) => String(c.tx_id));
   const rows = await sql<{ tx_id: string }[]>`
     update wallet_callbacks set status = 'due', attempts = 0, next_attempt_at = ${now},
-      lease_until = null, leased_by = null, updated_at = ${now}
+      pulled_forward_at = null, lease_until = null, leased_by = null, updated_at = ${now}
     where tx_id = any(${ids}::bigint[]) and (status = 'parked' or (status = 'due' and attempts > 0))
     returning tx_id::text`;
   const done = new Set(rows.map((r) => Number(r.tx_id)));

@@ -86,6 +86,11 @@ export function failedEvent(
 /**
  * The result of attempt number `attempts` (1-based) of `job`, answered `answer` at `at` (Unix ms).
  * @param random in [0, 1), for the retry's jitter.
+ * @param step the failed attempts the retry schedule counts (1-based; default `attempts`). A
+ *   callback pulled forward when its operator was back (docs/decisions.md "Retries for a day") had
+ *   one extra attempt that is not a step: `attempts − 1`, so a failure after it waits the step it
+ *   was waiting for, and the schedule keeps its full length before parking.
+ * @throws RangeError when `step` is not an integer ≥ 1 and the answer is a failure to retry.
  */
 export function afterAttempt(
   job: CallbackJob,
@@ -94,16 +99,18 @@ export function afterAttempt(
   schedule: RetrySchedule,
   at: number,
   random: number,
+  step: number = attempts,
 ): AttemptResult {
   if ('ack' in answer)
     return { status: 'done', nextAttemptAt: null, event: succeeded(job, answer, attempts, at) };
-  return afterRefusalOrFailure(job, answer, attempts, schedule, at, random);
+  return afterRefusalOrFailure(job, answer, attempts, step, schedule, at, random);
 }
 
 function afterRefusalOrFailure(
   job: CallbackJob,
   answer: NotAck,
   attempts: number,
+  step: number,
   schedule: RetrySchedule,
   at: number,
   random: number,
@@ -124,7 +131,7 @@ function afterRefusalOrFailure(
   if (answer.class === 'unknown_transaction' && job.kind !== 'win')
     return { status: 'done', nextAttemptAt: null, event: succeeded(job, answer, attempts, at) };
   if (answer.class === 'failed') {
-    const wait = nextRetryDelayMs(attempts, schedule, random);
+    const wait = nextRetryDelayMs(step, schedule, random);
     if (wait !== null) {
       const next = at + wait;
       return {

@@ -84,4 +84,23 @@ describe('afterAttempt', () => {
       event: { value: { parked: true, attempts: 3, code: 'TIMEOUT' } },
     });
   });
+
+  it('a pulled-forward win that fails again waits the step it was waiting for, and parks one attempt later', () => {
+    const s: RetrySchedule = { delaysMs: [1_000, 60_000], jitter: 0 };
+    const f = answers.failed as Answer;
+    // Two failures (waiting the 60 s step), pulled forward: attempt 3 fails, step 2 again.
+    expect(afterAttempt(job('win'), f, 3, s, T, 0, 2)).toMatchObject({
+      status: 'due',
+      nextAttemptAt: T + 60_000,
+      event: { value: { attempts: 3, next_attempt_at: T + 60_000, parked: false } },
+    });
+    expect(afterAttempt(job('win'), f, 4, s, T, 0, 3)).toMatchObject({
+      status: 'parked',
+      event: { value: { attempts: 4, parked: true } },
+    });
+    // An acknowledgement carries the real attempt count whatever the step.
+    expect(afterAttempt(job('win'), answers.ok as Answer, 3, s, T, 0, 2).event.value).toMatchObject({
+      attempts: 3,
+    });
+  });
 });

@@ -20,12 +20,15 @@
  *   breaker (5).
  * - WALLET_SAGA_BREAKER_COOLDOWN_MS: first wait before the half-open balance probe (5000 ms),
  *   doubled after each failed probe up to WALLET_SAGA_BREAKER_MAX_COOLDOWN_MS (60000 ms).
+ * - WALLET_SAGA_PULL_FORWARD: when a path of an operator that was failing answers again (or its
+ *   breaker closes), its wins, rollbacks and round closes waiting for a later retry are made due
+ *   at once (true); false keeps the plain retry schedule (docs/decisions.md "Retries for a day").
  * Shared: CRYPTO_CURRENCIES (the amounts' precisions), KAFKA_*, TOPIC_*, DATABASE_*, LOG_LEVEL,
  * SHUTDOWN_TIMEOUT_MS, API_HOST.
  */
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { configLoader, int, port, section } from '../../lib/config/core.ts';
+import { bool, configLoader, int, port, section } from '../../lib/config/core.ts';
 import {
   dbSection,
   kafkaSection,
@@ -49,6 +52,7 @@ export const walletSagaSection = section({
     WALLET_SAGA_BREAKER_FAILURES: int(1, 1_000).default(5),
     WALLET_SAGA_BREAKER_COOLDOWN_MS: int(100, 3_600_000).default(5_000),
     WALLET_SAGA_BREAKER_MAX_COOLDOWN_MS: int(100, 3_600_000).default(60_000),
+    WALLET_SAGA_PULL_FORWARD: bool.default(true),
   },
   build: (r) => ({
     httpPort: r.WALLET_SAGA_HTTP_PORT,
@@ -63,6 +67,8 @@ export const walletSagaSection = section({
     /** ms */
     leaseMs: r.WALLET_SAGA_LEASE_MS,
     instance: r.WALLET_SAGA_INSTANCE ?? `${hostname()}:${process.pid}`,
+    /** Retries pulled forward when their operator answers again. */
+    pullForward: r.WALLET_SAGA_PULL_FORWARD,
     breaker: {
       failures: r.WALLET_SAGA_BREAKER_FAILURES,
       cooldownMs: r.WALLET_SAGA_BREAKER_COOLDOWN_MS,

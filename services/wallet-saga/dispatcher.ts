@@ -23,8 +23,15 @@
  * in one statement (store.ts finishAttempts), their facts appended together (outbox.ts).
  *
  * Waking: after each commit that added callbacks (`wake`), after each stored batch of results (it
- * may release a player's next debit or a bet's win), when room opens under `maxInFlight`, and
- * every `pollMs` (retries that came due, other instances' callbacks, leases that ran out).
+ * may release a player's next debit or a bet's win), when room opens under `maxInFlight`, after
+ * retries were pulled forward, and every `pollMs` (retries that came due, other instances'
+ * callbacks, leases that ran out).
+ *
+ * Pulling forward (docs/decisions.md "Retries for a day"): when a path of an operator that was
+ * failing answers again (recovery.ts), or its breaker closes (`pullForward`, called by the prober),
+ * the operator's wins, rollbacks and round closes waiting for a later retry are made due now by one
+ * statement (store.ts `pullForward`) and then leased and sent like any due callback: the send
+ * queue paces them, and leases and fencing are the same.
  */
 
 import { type ProbeTarget, updateBreaker } from '../../lib/db/operator-breakers.ts';
@@ -40,6 +47,7 @@ import { afterBetAnswer, type BreakerConfig } from '../../rules/wallet/breaker.t
 import type { Directory } from './directory.ts';
 import type { SagaMetrics } from './metrics.ts';
 import type { Outbox } from './outbox.ts';
+import { pathOf, RecoveryWatch } from './recovery.ts';
 import { SendOrder } from './send-order.ts';
 import type { SendQueue } from './send-queue.ts';
 import {
@@ -49,6 +57,7 @@ import {
   type LeasedCallback,
   leaseCallbacks,
   leaseKey,
+  pullForward as pullForwardRows,
   releaseLease,
   SKIPPED,
 } from './store.ts';
@@ -79,6 +88,8 @@ export interface DispatcherDeps {
   readonly breaker: BreakerConfig;
   /** ISO 4217 and the configured crypto precisions: each amount goes out in its currency's. */
   readonly currencies: Currencies;
+  /** Pull an operator's waiting retries forward when it answers again (WALLET_SAGA_PULL_FORWARD). */
+  readonly pullForward: boolean;
 }
 
 export interface Dispatcher {
@@ -91,6 +102,11 @@ export interface Dispatcher {
   readonly inFlight: number;
   /** Resolves when nothing is in flight. */
   idle(): Promise<void>;
+  /**
+   * The operator is back (its breaker closed): its callbacks waiting for a later retry are made due
+   * now, unless pulling forward is off. Not awaited by callers; failures are logged.
+   */
+  pullForward(operatorId: string): void;
 }
 
 /** Most attempts' results stored by one statement. */
@@ -208,6 +224,41 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     recordBreaker(a.job, a.answer),
   );
 
+  /**
+   * One pull per recovery and operator: a recovery seen while a pull runs makes one more pass
+   * after it (rows it already moved are not moved again), never a second statement at once.
+   */
+  const recovery = new RecoveryWatch();
+  const pulling = new Map<string, Promise<void>>();
+  const pullAgain = new Set<string>();
+  const pullForward = (operatorId: string): void => {
+    if (!deps.pullForward || stopped) return;
+    if (pulling.has(operatorId)) {
+      pullAgain.add(operatorId);
+      return;
+    }
+    const run = async () => {
+      do {
+        pullAgain.delete(operatorId);
+        const txIds = await pullForwardRows(sql, operatorId, now());
+        if (txIds.length > 0) {
+          metrics.pulledForward.inc({ operator: operatorId }, txIds.length);
+          log.info(
+            { operator: operatorId, callbacks: txIds.length },
+            'operator answers again; its waiting retries are due now',
+          );
+          wake();
+        }
+      } while (pullAgain.has(operatorId) && !stopped);
+    };
+    const p = run()
+      .catch((err) =>
+        log.warn({ err: (err as Error).message, operator: operatorId }, 'pulling retries forward failed'),
+      )
+      .finally(() => pulling.delete(operatorId));
+    pulling.set(operatorId, p);
+  };
+
   /** One attempt of a leased callback, to its stored result. */
   const attempt = async (c: LeasedCallback): Promise<void> => {
     const { job } = c;
@@ -265,6 +316,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           if (now() + op.timeoutMs > needed) return 'give-back' as const;
         }
         const end = metrics.attemptSeconds.startTimer({ kind: job.kind });
+        const sentAt = now();
         // A bet's answer reaches the breaker in the order the bets were sent (send-order.ts).
         const seq = job.kind === 'bet' ? breakerOrder.sent(operatorId) : undefined;
         let answer: Answer | null = null;
@@ -274,6 +326,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           const ex = await deps.client.send(req, op.signingSecret, op.timeoutMs, Date.now());
           end();
           answer = answerOf(ex, op.answers, { ...req, kind: job.kind });
+          // A path that was failing and answers again: the operator is back (recovery.ts).
+          if (recovery.answered(operatorId, pathOf(req.url), sentAt, answer.class === 'failed'))
+            pullForward(operatorId);
           return { ex, answer };
         } finally {
           if (seq !== undefined) breakerOrder.answered(operatorId, seq, answer && { job, answer });
@@ -292,7 +347,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const { ex, answer } = sent;
       metrics.attempts.inc({ kind: job.kind, answer: answer.class });
       const at = now();
-      const r = afterAttempt(job, answer, c.attempts, op.retrySchedule, at, deps.random());
+      // A pulled-forward send was an extra attempt, not a step of the schedule (attempt.ts).
+      const step = c.pulledForward ? Math.max(1, c.attempts - 1) : c.attempts;
+      const r = afterAttempt(job, answer, c.attempts, op.retrySchedule, at, deps.random(), step);
       if (r.status === 'due') metrics.retries.inc({ kind: job.kind });
       if (r.status === 'parked') {
         metrics.parked.inc({ kind: job.kind });
@@ -470,6 +527,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       waiting.clear();
       metrics.sendWaiting.set(0);
       await Promise.all(unsent.map((c) => releaseLease(sql, deps.owner, c, now(), now()).catch(() => {})));
+      await Promise.allSettled([...pulling.values()]);
       if (running.size > 0)
         await Promise.race([
           Promise.allSettled([...running]),
@@ -483,5 +541,6 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (running.size === 0) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
+    pullForward,
   };
 }

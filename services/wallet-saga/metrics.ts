@@ -17,6 +17,8 @@ export interface SagaMetrics {
   readonly retries: Counter<'kind'>;
   /** Callbacks parked for ops, by kind. */
   readonly parked: Counter<'kind'>;
+  /** Callbacks made due at once because their operator was seen to answer again, by operator. */
+  readonly pulledForward: Counter<'operator'>;
   /** Callbacks leased by this instance and not finished. */
   readonly inFlight: Gauge;
   /** Of those, the ones waiting for a send slot of their operator (send-queue.ts; the dispatcher's `waiting`). */
@@ -60,6 +62,12 @@ export function createSagaMetrics(registry: Registry = createServiceRegistry('wa
       name: 'wallet_saga_parked_total',
       help: 'Callbacks parked for ops (schedule used up, or an answer ops must look at)',
       labelNames: ['kind'],
+      registers,
+    }),
+    pulledForward: new Counter({
+      name: 'wallet_saga_pulled_forward_total',
+      help: 'Callbacks waiting for a retry made due at once because their operator answered again',
+      labelNames: ['operator'],
       registers,
     }),
     inFlight: new Gauge({

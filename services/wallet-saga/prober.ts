@@ -23,6 +23,8 @@ export interface ProberDeps {
   readonly now: () => number;
   readonly breaker: BreakerConfig;
   readonly intervalMs: number;
+  /** Called when a probe closed an operator's breaker (the dispatcher pulls its retries forward). */
+  readonly onClosed?: (operatorId: string) => void;
 }
 
 export interface Prober {
@@ -96,8 +98,10 @@ export function createProber(deps: ProberDeps): Prober {
       now(),
     );
     deps.metrics.breakerOpen.set({ operator: operatorId }, after.state === 'open' ? 1 : 0);
-    if (ok) log.info({ operator: operatorId }, 'operator circuit breaker closed by a successful probe');
-    else
+    if (ok) {
+      log.info({ operator: operatorId }, 'operator circuit breaker closed by a successful probe');
+      deps.onClosed?.(operatorId);
+    } else
       log.warn(
         { operator: operatorId, error, retryAt: after.retryAt },
         'half-open probe failed; breaker stays open',

@@ -8,7 +8,8 @@
  *   writes hold the bets' states, the callbacks they ask for and the events they append;
  * - dispatcher.ts: leases due callbacks, sends them, stores each answer's result and fact;
  * - outbox.ts: appends the facts and decisions after their commit (a relay for those left behind);
- * - prober.ts: half-open balance probes of operators whose circuit breaker is open.
+ * - prober.ts: half-open balance probes of operators whose circuit breaker is open (a probe that
+ *   closes one pulls the operator's waiting retries forward, as a failing path answering again does).
  *
  * Crash and kill safety: a SIGKILL between a commit and its append leaves the event in the outbox
  * (appended by the relay); between an HTTP answer and its stored result, the lease runs out and the
@@ -103,6 +104,7 @@ export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
     leaseMarginMs: 5_000,
     breaker: cfg.breaker,
     currencies: currencyTable(config.money.crypto),
+    pullForward: cfg.pullForward,
   });
   const prober: Prober = createProber({
     sql,
@@ -113,6 +115,8 @@ export function buildWalletSaga(deps: WalletSagaDeps): WalletSaga {
     now,
     breaker: cfg.breaker,
     intervalMs: Math.min(1_000, cfg.breaker.cooldownMs),
+    // A closed breaker means the operator is back: its waiting retries go now.
+    onClosed: (operatorId) => dispatcher.pullForward(operatorId),
   });
   const consumer: CheckpointedConsumer = buildCheckpointedConsumer(
     processesSpec({ outbox, metrics, logger: log, now, onCallbacks: () => dispatcher.wake() }),

@@ -5,10 +5,12 @@
  * added), nulls stay nulls, a retry keeps or moves its next attempt, and the events reach the outbox
  * in the batch's order; `leaseCallbacks` keeps a player's debits in order and a bet's win behind
  * its debit and says until when each lease holds; `extendLease` moves a lease only for its holder
- * and says whether it still held it.
+ * and says whether it still held it; `pullForward` makes an operator's waiting retries due now,
+ * once each, and touches nothing else.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../lib/db/pool.ts';
+import { redriveCallbacks } from '../../lib/db/wallet-callbacks.ts';
 import type { CallbackJob } from '../../rules/wallet/bodies.ts';
 import { insertCallbacks, startCallbackSchema } from '../../tests/support/wallet-callbacks.ts';
 import {
@@ -17,6 +19,7 @@ import {
   finishAttempts,
   leaseCallbacks,
   leaseKey,
+  pullForward,
   releaseLease,
   SKIPPED,
 } from './store.ts';
@@ -279,5 +282,83 @@ describe('a lease is fenced by its holder and its attempt number', () => {
     const [again] = await sql<{ status: string; attempts: number; leased_by: string | null }[]>`
       select status, attempts, leased_by from wallet_callbacks where tx_id = 61`;
     expect(again).toEqual({ status: 'due', attempts: 0, leased_by: null });
+  });
+});
+
+describe('pullForward', () => {
+  const LATER = T0 + 300_000;
+  it("makes the operator's wins, rollbacks and closes waiting for a later retry due now, once each", async () => {
+    const waiting = { status: 'due', attempts: 2, nextAttemptAt: LATER, updatedAt: T0 } as const;
+    await insertCallbacks(sql, [
+      { txId: 201, kind: 'win', operatorId: 'op-1', ...waiting },
+      { txId: 203, kind: 'rollback', operatorId: 'op-1', ...waiting, attempts: 1 },
+      { txId: 205, kind: 'close', operatorId: 'op-1', ...waiting },
+      // Left alone: parked (for ops), leased, never tried, already due, another operator's, pulled before.
+      { txId: 207, kind: 'win', operatorId: 'op-1', status: 'parked', attempts: 8, updatedAt: T0 },
+      {
+        txId: 209,
+        kind: 'win',
+        operatorId: 'op-1',
+        status: 'in_flight',
+        attempts: 2,
+        nextAttemptAt: LATER,
+        leasedBy: 'saga-b',
+        leaseUntil: T0 + 15_000,
+        updatedAt: T0,
+      },
+      { txId: 211, kind: 'win', operatorId: 'op-1', ...waiting, attempts: 0 },
+      { txId: 213, kind: 'win', operatorId: 'op-1', ...waiting, nextAttemptAt: T0 },
+      { txId: 215, kind: 'win', operatorId: 'op-2', ...waiting },
+      { txId: 217, kind: 'win', operatorId: 'op-1', ...waiting },
+      { txId: 219, kind: 'win', operatorId: 'op-1', status: 'done', attempts: 3, updatedAt: T0 },
+    ]);
+    await sql`update wallet_callbacks set pulled_forward_at = ${T0 - 60_000} where tx_id = 217`;
+    const before =
+      await sql`select * from wallet_callbacks where tx_id not in (201, 203, 205) order by tx_id`;
+
+    const at = T0 + 1_000;
+    expect((await pullForward(sql, 'op-1', at)).sort()).toEqual([201, 203, 205]);
+    const moved = await sql<
+      { tx_id: string; status: string; attempts: number; next: string; mark: string }[]
+    >`
+      select tx_id::text, status, attempts, next_attempt_at::text as next, pulled_forward_at::text as mark
+      from wallet_callbacks where tx_id in (201, 203, 205) order by tx_id`;
+    expect(moved).toEqual([
+      { tx_id: '201', status: 'due', attempts: 2, next: String(at), mark: String(at) },
+      { tx_id: '203', status: 'due', attempts: 1, next: String(at), mark: String(at) },
+      { tx_id: '205', status: 'due', attempts: 2, next: String(at), mark: String(at) },
+    ]);
+    expect(
+      await sql`select * from wallet_callbacks where tx_id not in (201, 203, 205) order by tx_id`,
+    ).toEqual(before);
+    // A second recovery (or another instance's) moves nothing again.
+    expect(await pullForward(sql, 'op-1', at + 1)).toEqual([]);
+
+    // Leased like any due callback, saying it was pulled forward; the others are not.
+    const leased = await leaseCallbacks(sql, 'saga-a', 10, at, 15_000);
+    expect(
+      leased
+        .filter((c) => [201, 203, 205, 213].includes(c.txId))
+        .map((c) => [c.txId, c.attempts, c.pulledForward])
+        .sort(),
+    ).toEqual([
+      [201, 3, true],
+      [203, 2, true],
+      [205, 3, true],
+      [213, 3, false],
+    ]);
+    // Failing again, it waits for a later retry and is not pulled forward a second time.
+    await finishAttempts(
+      sql,
+      'saga-a',
+      [{ txId: 201, attempts: 3, record: record({ status: 'due', nextAttemptAt: LATER, answer: 'failed' }) }],
+      at + 10,
+    );
+    expect(await pullForward(sql, 'op-1', at + 20)).toEqual([]);
+    // A re-drive starts a fresh schedule, pulling forward allowed again.
+    await redriveCallbacks(sql, { txIds: [201] }, at + 30);
+    const [redriven] = await sql<{ mark: string | null }[]>`
+      select pulled_forward_at::text as mark from wallet_callbacks where tx_id = 201`;
+    expect(redriven?.mark).toBeNull();
   });
 });

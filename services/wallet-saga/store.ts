@@ -6,7 +6,8 @@
  * - leaseCallbacks: due callbacks for one dispatcher, FOR UPDATE SKIP LOCKED, keeping a
  *   player's debits in order and a bet's other callbacks behind its debit;
  * - finishAttempts: a batch of attempts' results and their events, each fenced by its lease;
- * - extendLeases / releaseLease: a holder keeps or gives back its leases.
+ * - extendLeases / releaseLease: a holder keeps or gives back its leases;
+ * - pullForward: an operator's callbacks waiting for a later retry made due now (it is back).
  * A lease is fenced by its holder AND its attempt number (the fencing token): every lease adds one
  * to `attempts`, so when a lease ran out and the callback was leased again, even by the same
  * instance, the old holder's extend, finish and release change nothing.
@@ -129,6 +130,11 @@ export interface LeasedCallback {
   readonly playerKey: string;
   /** When this lease runs out, Unix ms (`extendLeases` moves it in the table, not here). */
   readonly leaseUntil: number;
+  /**
+   * Whether it was pulled forward once (`pullForward`): its retry schedule is then one step behind
+   * its attempts (the pulled send was an extra attempt, not a step).
+   */
+  readonly pulledForward: boolean;
 }
 
 /**
@@ -144,7 +150,9 @@ export async function leaseCallbacks(
   now: number,
   leaseMs: number,
 ): Promise<LeasedCallback[]> {
-  const rows = await sql<{ tx_id: string; job: unknown; attempts: number; player_key: string }[]>`
+  const rows = await sql<
+    { tx_id: string; job: unknown; attempts: number; player_key: string; pulled: boolean }[]
+  >`
     with c as (
       select c.tx_id from wallet_callbacks c
       where ((c.status = 'due' and c.next_attempt_at <= ${now})
@@ -164,13 +172,14 @@ export async function leaseCallbacks(
     set status = 'in_flight', lease_until = ${now + leaseMs}, leased_by = ${owner},
         attempts = w.attempts + 1, updated_at = ${now}
     from c where w.tx_id = c.tx_id
-    returning w.tx_id::text, w.job, w.attempts, w.player_key`;
+    returning w.tx_id::text, w.job, w.attempts, w.player_key, w.pulled_forward_at is not null as pulled`;
   return rows.map((r) => ({
     txId: Number(r.tx_id),
     job: (typeof r.job === 'string' ? JSON.parse(r.job) : r.job) as CallbackJob,
     attempts: Number(r.attempts),
     playerKey: r.player_key,
     leaseUntil: now + leaseMs,
+    pulledForward: r.pulled === true,
   }));
 }
 
@@ -326,3 +335,23 @@ export async function extendLeases(
 
 /** A lease's identity: its callback and its attempt number. */
 export const leaseKey = (l: Lease): string => `${l.txId}:${l.attempts}`;
+
+/**
+ * Makes `operatorId`'s wins, rollbacks and round closes that wait for a later retry due at `now`
+ * (Unix ms), in one statement: the operator was seen to answer again (docs/decisions.md "Retries
+ * for a day", retries pulled forward). Only `due` rows with at least one attempt and a later
+ * `next_attempt_at` that were never pulled forward are changed, and only their due time (and the
+ * mark, `pulled_forward_at`): parked, leased, done and never-tried callbacks and bets are left as
+ * they are, so leasing and its fencing decide who sends each, as for any due callback. Running it
+ * twice, or from two instances at once, changes each row once.
+ * @returns the tx ids made due.
+ * @throws the postgres.js error; nothing is then changed.
+ */
+export async function pullForward(sql: Sql, operatorId: string, now: number): Promise<number[]> {
+  const rows = await sql<{ tx_id: string }[]>`
+    update wallet_callbacks set next_attempt_at = ${now}, pulled_forward_at = ${now}, updated_at = ${now}
+    where operator_id = ${operatorId} and status = 'due' and kind <> 'bet' and attempts > 0
+      and next_attempt_at > ${now} and pulled_forward_at is null
+    returning tx_id::text`;
+  return rows.map((r) => Number(r.tx_id));
+}

@@ -267,10 +267,11 @@ export interface SagaEnv {
 
 /**
  * Creates topics (1 partition, so every player shares it), a migrated schema, an operator row
- * pointing at `op` with `timeoutMs` and `retryPolicy`, and a collector of both topics.
+ * pointing at `op` (the test operator, or any wallet with a URL and a signing secret, such as the
+ * operator sandbox) with `timeoutMs` and `retryPolicy`, and a collector of both topics.
  */
 export async function startSagaEnv(
-  op: TestOperator,
+  op: Pick<TestOperator, 'url' | 'secret'>,
   options: {
     timeoutMs?: number;
     retryPolicy?: object;
