@@ -44,3 +44,17 @@ export class MoneyError extends AppError {
     super(code, message);
   }
 }
+
+/**
+ * A record of the `rounds` topic that readers refuse (rules/rounds/admission.ts): `reason` is
+ * `future`, `past`, `duplicate` or `conflict`; the message (the projector's dead-letter reason)
+ * names it and the times or round id involved.
+ */
+export class RoundRefusedError extends AppError {
+  readonly reason: string;
+
+  constructor(reason: string, detail: string) {
+    super('ROUND_REFUSED', `round refused (${reason}): ${detail}`);
+    this.reason = reason;
+  }
+}

@@ -98,29 +98,49 @@ export async function readHistory(sql: Sql, gameIds: readonly number[], limit: n
   return rows.map(toRoundRow);
 }
 
-/** Where a reader's copy of a game's history ends: its newest row, or nothing yet. */
-export interface HistoryHead {
+/** Where a reader's copy of a game's rows ends in commit order: the newest append time it has read. */
+export interface AppendCursor {
   readonly gameId: number;
-  /** ISO 8601 and round id of the newest row held; undefined when none is held. */
-  readonly head?: { readonly finishedAt: string; readonly roundId: number };
+  /** Unix ms of the newest `appended_at` read; null when none was read yet. */
+  readonly appendedAt: number | null;
 }
 
 /**
- * The rows of each game newer than its head ((finished_at, round_id) above it), at most `limit`
- * per game, newest first within a game, in one statement through the same index as readHistory.
- * A game whose answer holds `limit` rows may have more: the caller replaces its copy with them.
+ * The newest append time of each game's rows (Unix ms; null for a game with none), through the
+ * (game_id, appended_at) index. Taken before a load, it is where the rows committed after it start.
  */
-export async function readNewer(sql: Sql, heads: readonly HistoryHead[], limit: number): Promise<RoundRow[]> {
+export async function readAppendHeads(
+  sql: Sql,
+  gameIds: readonly number[],
+): Promise<Map<number, number | null>> {
+  const rows = await sql<{ id: number; at: Date | null }[]>`
+    select g.id, (select max(appended_at) from rounds where game_id = g.id) as at
+    from unnest(${sql.array([...gameIds])}::int[]) as g(id)`;
+  return new Map(rows.map((r) => [r.id, r.at === null ? null : r.at.getTime()]));
+}
+
+/**
+ * The rows of each game appended at or after its cursor (oldest first, at most `limit` per game),
+ * whatever their finish times: the projector commits a game's rows in its log's order, and the
+ * topic stamps each record with the broker's append time, so this follows commits where a cursor on
+ * (finished_at, round_id) would stop at a row finished in the future. Rows at the cursor's very
+ * millisecond come again (the caller drops those it holds). A game whose answer holds `limit` rows
+ * may have more: the caller reloads it.
+ */
+export async function readAppendedSince(
+  sql: Sql,
+  cursors: readonly AppendCursor[],
+  limit: number,
+): Promise<RoundRow[]> {
   const rows = await sql<DbRound[]>`
     select r.* from unnest(
-      ${sql.array(heads.map((h) => h.gameId))}::int[],
-      ${sql.array(heads.map((h) => h.head?.finishedAt ?? null) as string[])}::timestamptz[],
-      ${sql.array(heads.map((h) => (h.head ? String(h.head.roundId) : null)) as string[])}::bigint[]
-    ) as h(id, ts, rid)
+      ${sql.array(cursors.map((c) => c.gameId))}::int[],
+      ${sql.array(cursors.map((c) => (c.appendedAt === null ? null : new Date(c.appendedAt).toISOString())) as string[])}::timestamptz[]
+    ) as c(id, at)
     cross join lateral (
       select ${roundCols(sql)} from rounds
-      where game_id = h.id and (h.ts is null or (finished_at, round_id) > (h.ts, h.rid))
-      order by finished_at desc, round_id desc limit ${limit}
+      where game_id = c.id and (c.at is null or appended_at >= c.at)
+      order by appended_at limit ${limit}
     ) r`;
   return rows.map(toRoundRow);
 }

@@ -6,10 +6,17 @@
  * Like an edge's source (lib/stream/source.ts): its own consumer group per process that commits
  * nothing; at start the newest lifecycle of each game is found by reading the log tail backwards,
  * then every partition is followed live from the high-water marks captured before the scan.
+ *
+ * A RoundFinished the admission rule refuses (rules/rounds/admission.ts: from the future or the
+ * past, a duplicate, a conflicting duplicate) changes no phase and is counted in
+ * `round_phases_refused_total{reason}`: a round from the future with a higher id than the engine's
+ * can no longer end the open round or hide the engine's next RoundOpened.
  */
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka } from 'kafkajs';
+import { Counter, type Registry } from 'prom-client';
 import { GAME_SLUGS, type GameSlug } from '../../rules/games/catalog.ts';
+import { admitByTime, REFUSAL_REASONS, RoundLedger } from '../../rules/rounds/admission.ts';
 import { evolvePhase, type Phase } from '../../rules/rounds/lifecycle.ts';
 import type { RoundEvent } from '../../rules/rounds/round.ts';
 import type { SharedConfig } from '../config/shared.ts';
@@ -37,15 +44,37 @@ export function createRoundPhases(deps: {
   readonly kafka: Kafka;
   readonly config: Pick<SharedConfig, 'kafka'>;
   readonly logger: Logger;
+  /** Where `round_phases_refused_total{reason}` is registered (none: not counted). */
+  readonly registry?: Registry;
 }): RoundPhases {
   const { kafka } = deps;
   const topic = topicName(deps.config, 'rounds');
   const log = deps.logger.child({ component: 'round-phases', topic });
   const phases = new Map<GameSlug, Phase>();
+  const ledger = new RoundLedger();
+  const refusedCount = deps.registry
+    ? new Counter({
+        name: 'round_phases_refused_total',
+        help: 'RoundFinished records of rounds the lifecycle view refused (rules/rounds/admission.ts), by reason',
+        labelNames: ['reason'],
+        registers: [deps.registry],
+      })
+    : undefined;
+  for (const reason of REFUSAL_REASONS) refusedCount?.inc({ reason }, 0);
   let consumer: Consumer | undefined;
   let ready = false;
 
-  const apply = (e: RoundEvent) => {
+  /** Folds `e`, appended at `appendedAt` (Unix ms), unless the admission rule refuses it. */
+  const apply = (e: RoundEvent, appendedAt: number) => {
+    if (e.type === 'RoundFinished') {
+      const a = ledger.admit(e, appendedAt);
+      if (!a.admitted) {
+        refusedCount?.inc({ reason: a.reason });
+        if (a.reason !== 'duplicate')
+          log.warn({ round_id: e.round_id, reason: a.reason, detail: a.detail }, 'round refused');
+        return;
+      }
+    }
     const next = evolvePhase(phases.get(e.game_slug), e);
     if (next) phases.set(e.game_slug, next);
   };
@@ -54,20 +83,23 @@ export function createRoundPhases(deps: {
   async function bootstrap(): Promise<Map<number, bigint>> {
     const marks = new Map<number, bigint>();
     for (const [p, o] of await partitionOffsets(kafka, topic)) marks.set(p, o.high);
-    const seen = new Map<GameSlug, RoundEvent[]>();
+    const seen = new Map<GameSlug, { e: RoundEvent; at: number }[]>();
     const done = new Set<GameSlug>();
     await scanBackward(
       kafka,
       topic,
-      (e) => {
+      (e, r) => {
         if (done.has(e.game_slug) || e.type === 'BetCashedOut') return;
-        seen.set(e.game_slug, [e, ...(seen.get(e.game_slug) ?? [])]);
-        if (e.type === 'RoundOpened' || e.type === 'RoundFinished') done.add(e.game_slug);
+        const at = Number(r.message.timestamp);
+        seen.set(e.game_slug, [{ e, at }, ...(seen.get(e.game_slug) ?? [])]);
+        // A round the time rule refuses is no round: the scan goes on to the one before it.
+        if (e.type === 'RoundOpened' || (e.type === 'RoundFinished' && admitByTime(e, at).admitted))
+          done.add(e.game_slug);
       },
       () => done.size === GAME_SLUGS.length,
       { chunk: 200, logger: log },
     );
-    for (const events of seen.values()) for (const e of events) apply(e);
+    for (const events of seen.values()) for (const { e, at } of events) apply(e, at);
     return marks;
   }
 
@@ -101,7 +133,7 @@ export function createRoundPhases(deps: {
           for (const m of batch.messages) {
             marks.set(batch.partition, BigInt(m.offset) + 1n);
             try {
-              apply(decodeRoundEvent(m.value));
+              apply(decodeRoundEvent(m.value), Number(m.timestamp));
             } catch {
               // An undecodable record is the projector's to dead-letter; it changes no phase.
             }

@@ -117,25 +117,59 @@ export function decideCashOut(
 export type Phase =
   | { readonly phase: 'betting'; readonly opened: RoundOpened }
   | { readonly phase: 'running'; readonly opened: RoundOpened; readonly closedAt: number }
-  | { readonly phase: 'finished'; readonly roundId: number; readonly finishedAt: number };
+  | {
+      readonly phase: 'finished';
+      readonly roundId: number;
+      readonly finishedAt: number;
+      /** Id of the last round seen opening (RoundOpened), when one was. */
+      readonly openedId?: number;
+    };
 
 /**
- * Folds one event of a game into its phase. Events of an older round than the current one are
- * ignored (a replayed or late record), as are cash-outs.
+ * Folds one event of a game into its phase, in log order. Cash-outs are ignored.
+ *
+ * Opened rounds are the engine's, one at a time and with growing ids, so a RoundOpened opens when
+ * its id is above the last round seen opening (a replayed or late one is ignored). A RoundFinished
+ * ends the open round only when it is that round's; while a round is open, one of another id (a
+ * record another producer appended) changes nothing, and after a finish it moves the phase only
+ * forward. So a RoundFinished with an id ahead of the engine's never hides the engine's next
+ * RoundOpened (docs/decisions.md "Rounds topic: admission of a record"). The caller refuses
+ * records the admission rule refuses (rules/rounds/admission.ts) before folding.
  */
 export function evolvePhase(current: Phase | undefined, e: RoundEvent): Phase | undefined {
-  const currentId =
-    current === undefined ? -1 : current.phase === 'finished' ? current.roundId : current.opened.round_id;
-  if (e.type === 'BetCashedOut' || e.round_id < currentId) return current;
+  if (e.type === 'BetCashedOut') return current;
   switch (e.type) {
-    case 'RoundOpened':
-      return e.round_id > currentId ? { phase: 'betting', opened: e } : current;
+    case 'RoundOpened': {
+      const lastOpened =
+        current === undefined
+          ? -1
+          : current.phase === 'finished'
+            ? (current.openedId ?? current.roundId)
+            : current.opened.round_id;
+      if (e.round_id <= lastOpened) return current;
+      // Without a RoundOpened seen, a finished round's id is the bar (a lower one is a late record).
+      if (current?.phase === 'finished' && current.openedId === undefined && e.round_id <= current.roundId)
+        return current;
+      return { phase: 'betting', opened: e };
+    }
     case 'BettingClosed':
       return current?.phase === 'betting' && current.opened.round_id === e.round_id
         ? { phase: 'running', opened: current.opened, closedAt: e.at }
         : current;
-    case 'RoundFinished':
-      return { phase: 'finished', roundId: e.round_id, finishedAt: e.finished_at };
+    case 'RoundFinished': {
+      if (current === undefined) return { phase: 'finished', roundId: e.round_id, finishedAt: e.finished_at };
+      if (current.phase !== 'finished')
+        return current.opened.round_id === e.round_id
+          ? { phase: 'finished', roundId: e.round_id, finishedAt: e.finished_at, openedId: e.round_id }
+          : current;
+      if (e.round_id <= current.roundId) return current;
+      return {
+        phase: 'finished',
+        roundId: e.round_id,
+        finishedAt: e.finished_at,
+        ...(current.openedId === undefined ? {} : { openedId: current.openedId }),
+      };
+    }
   }
 }
 

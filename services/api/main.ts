@@ -51,7 +51,7 @@ try {
   const lastUsed = new LastUsed();
   const usage = startLastUsedWriter({ sql: db, lastUsed, periodMs: config.auth.batchMs, logger });
   // Each game's round phase from the log (bets only in an open window), and the engine's cash-outs.
-  const phases = createRoundPhases({ kafka, config, logger });
+  const phases = createRoundPhases({ kafka, config, logger, registry });
   await phases.start();
   const engine = createEngineClient(config.api.engineUrl, await loadTokenSecret(config.auth));
   // Free bets whose bet is rejected go back to their grant (access/free-bet-returns.ts).

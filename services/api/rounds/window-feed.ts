@@ -1,22 +1,30 @@
 /**
- * Keeps a RoundsWindow equal to the newest rows of the read model (issue 14 item 6): it loads each
- * game's newest rows from Postgres, then fetches what the projector commits after them. The
- * projector's write statement notifies channel `rounds_written` (payload: its schema) when it
- * inserted rows, delivered by Postgres only once that statement has committed; each notification,
- * and a poll every `pollMs` for a notification lost while the listening connection was away, runs
- * one query for the rows after each game's head (lib/db/rounds-read.ts readNewer). So the window
- * holds only committed rows, in the read model's order, and a request never queries Postgres.
+ * Keeps a RoundsWindow equal to the newest rows of the read model: it loads each game's newest rows
+ * from Postgres, then fetches what the projector commits after them. The projector's write
+ * statement notifies channel `rounds_written` (payload: its schema) when it inserted rows,
+ * delivered by Postgres only once that statement has committed; each notification, and a poll
+ * every `pollMs` for a notification lost while the listening connection was away, runs one query
+ * for the rows appended since each game's cursor (lib/db/rounds-read.ts readAppendedSince). So the
+ * window holds only committed rows, in the read model's order, and a request never queries Postgres.
+ *
+ * The cursor is the commit order (the rows' log append time), not the window's head: a row whose
+ * `finished_at` lies in the future (a record an older producer appended) sorts first for as long
+ * as it does in Postgres, and every row committed after it still reaches the window; so does a row
+ * finished before the head (any finish-time order). docs/decisions.md "Rounds topic: admission of
+ * a record".
  *
  * Cold until the first load succeeds (requests go to Postgres meanwhile); after that it stays warm
  * while its refreshes succeed, and turns cold when none has succeeded for `staleMs` (a database
- * gone for longer than that: requests go to Postgres again and get its 503).
- *
- * Assumes what the projector guarantees per game: a row committed later never sorts before the
- * head already held (one engine per game, finish times increasing; a replayed round is not
- * inserted again). A refresh that returns a whole window's worth of rows for a game replaces it.
+ * gone for longer than that: requests go to Postgres again and get its 503). A refresh that returns
+ * a whole window's worth of rows for a game reloads that game.
  */
 import type { Sql } from '../../../lib/db/pool.ts';
-import { ROUNDS_WRITTEN_CHANNEL, readHistory, readNewer } from '../../../lib/db/rounds-read.ts';
+import {
+  ROUNDS_WRITTEN_CHANNEL,
+  readAppendedSince,
+  readAppendHeads,
+  readHistory,
+} from '../../../lib/db/rounds-read.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import { GAMES } from '../../../rules/games/catalog.ts';
 import { type RoundsWindow, WINDOW_CAPACITY } from './window.ts';
@@ -54,25 +62,43 @@ export function startWindowFeed(o: WindowFeedOptions): WindowFeed {
   let again = false;
   let stopped = false;
 
-  const load = async () => {
-    const perGame = await Promise.all(GAMES.map((g) => readHistory(o.sql, [g.id], capacity)));
-    GAMES.forEach((g, i) => {
-      o.window.replace(g.id, perGame[i] ?? []);
+  /** Newest append time read per game id (Unix ms; null: none yet). */
+  const cursors = new Map<number, number | null>();
+
+  /** Loads games `ids` anew: the cursor is read first, so a row committed during the load comes again. */
+  const reload = async (ids: readonly number[]) => {
+    const heads = await readAppendHeads(o.sql, ids);
+    const perGame = await Promise.all(ids.map((id) => readHistory(o.sql, [id], capacity)));
+    ids.forEach((id, i) => {
+      o.window.replace(id, perGame[i] ?? []);
+      cursors.set(id, heads.get(id) ?? null);
     });
+  };
+
+  const load = async () => {
+    await reload(GAMES.map((g) => g.id));
     loaded = true;
   };
 
   const fetchNewer = async () => {
-    const heads = GAMES.map((g) => {
-      const h = o.window.head(g.id);
-      return { gameId: g.id, ...(h ? { head: { finishedAt: h.finished_at, roundId: h.round_id } } : {}) };
-    });
-    const rows = await readNewer(o.sql, heads, capacity);
+    const rows = await readAppendedSince(
+      o.sql,
+      GAMES.map((g) => ({ gameId: g.id, appendedAt: cursors.get(g.id) ?? null })),
+      capacity,
+    );
+    const full: number[] = [];
     for (const g of GAMES) {
       const mine = rows.filter((r) => r.game_id === g.id);
-      if (mine.length >= capacity) o.window.replace(g.id, mine);
-      else if (mine.length > 0) o.window.add(g.id, mine);
+      if (mine.length >= capacity) {
+        full.push(g.id);
+        continue;
+      }
+      if (mine.length === 0) continue;
+      o.window.add(g.id, mine);
+      const newest = mine.reduce((m, r) => Math.max(m, r.timestamp), cursors.get(g.id) ?? 0);
+      cursors.set(g.id, newest);
     }
+    if (full.length > 0) await reload(full);
   };
 
   /** One refresh at a time; a request for one while it runs makes it run once more after. */

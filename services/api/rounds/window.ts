@@ -79,7 +79,8 @@ export class RoundsWindow {
   }
 
   /**
-   * Adds rows committed after the window's head (any order; a row already held is ignored).
+   * Adds rows committed since the last fetch, in any finish-time order (a row finished before the
+   * head takes its place in the order; a row already held is ignored).
    * @returns whether the window changed.
    */
   add(gameId: number, rows: readonly RoundRow[]): boolean {

@@ -8,18 +8,28 @@
 import type { KafkaMessage } from 'kafkajs';
 import { decodeAll, type Poison } from '../../../lib/log/consumer-spec.ts';
 import { decodeRoundEvent } from '../../../lib/log/rounds-codec.ts';
+import { RoundRefusedError } from '../../../rules/errors.ts';
+import { admitByTime } from '../../../rules/rounds/admission.ts';
 import type { OffsetEvent } from './store.ts';
 
 /**
  * Decodes one record; null for an event of the topic that is not a finished round. `appendedAt` is
  * the record's Kafka timestamp (Unix ms): the broker's append time on a LogAppendTime topic, the
  * producer's create time otherwise.
+ * A round the time rule refuses (rules/rounds/admission.ts: `finished_at` more than 5 s after the
+ * append time, or more than 10 years before it) throws too, so it is dead-lettered with that reason
+ * instead of entering the history where it would sort above every later round. A second record of
+ * a round id already stored is not written (the first one stays: `on conflict do nothing`).
  * @throws DecodeError for a record that is not an event of the rounds topic.
+ * @throws RoundRefusedError for a round from the future or the past.
  */
 export function decodeRecord(message: KafkaMessage): OffsetEvent | null {
   const event = decodeRoundEvent(message.value);
   if (event.type !== 'RoundFinished') return null;
-  return { offset: BigInt(message.offset), event: { round: event, appendedAt: Number(message.timestamp) } };
+  const appendedAt = Number(message.timestamp);
+  const admission = admitByTime(event, appendedAt);
+  if (!admission.admitted) throw new RoundRefusedError(admission.reason, admission.detail);
+  return { offset: BigInt(message.offset), event: { round: event, appendedAt } };
 }
 
 /** Decodes `messages` (one partition, log order) into events and the records that did not decode. */

@@ -33,3 +33,19 @@ describe('decodeMessages', () => {
     ]);
   });
 });
+
+describe('decodeMessages: the time rule', () => {
+  it('sets aside a round from the future or the past with its reason, and keeps the rounds after it', () => {
+    const at = (offset: number) => T0 + offset;
+    const { events, undecodable } = decodeMessages([
+      msg(20, encodeRound(sampleRound('slot', 5, at(20) + 600_000))),
+      msg(21, encodeRound(sampleRound('slot', 6, Date.parse('0000-01-01T00:00:00Z')))),
+      msg(22, encodeRound(sampleRound('slot', 2, at(22) - 5))),
+    ]);
+    expect(events.map((e) => e.event.round.round_id)).toEqual([3_000_000_000_002]);
+    expect(undecodable.map((u) => [u.message.offset, u.reason.split(':')[0]])).toEqual([
+      ['20', 'round refused (future)'],
+      ['21', 'round refused (past)'],
+    ]);
+  });
+});
