@@ -29,7 +29,7 @@ say build "type-checking and compiling to $out"
 
 # Files read at run time relative to the compiled modules.
 cp -R --parents \
-  schemas/registry.json schemas/*.avsc \
+  schemas/registry.json schemas/*.avsc schemas/callbacks \
   proto \
   lib/db/migrations \
   services/operator-sandbox/migrations \

@@ -160,7 +160,13 @@ describe('production build', () => {
       .map((f) => `scripts/${f.slice(0, -3)}`);
     expect(entries).toEqual(expect.arrayContaining(['services/api/main', 'services/edge-webtransport/main']));
     for (const e of [...entries, ...scripts]) expect(existsSync(join(dist, `${e}.js`)), e).toBe(true);
-    for (const dir of ['lib/db/migrations', 'services/operator-sandbox/migrations', 'proto', 'public']) {
+    for (const dir of [
+      'lib/db/migrations',
+      'services/operator-sandbox/migrations',
+      'proto',
+      'public',
+      'schemas/callbacks',
+    ]) {
       const files = readdirSync(join(ROOT, dir)).filter((f) => !f.endsWith('.ts'));
       expect(readdirSync(join(dist, dir)).sort(), dir).toEqual(files.sort());
     }

@@ -28,6 +28,7 @@ import { ingestRoutes } from './ingest/routes.ts';
 import { AJV_OPTIONS, formatSchemaErrors, registerInputPolicy } from './input-policy.ts';
 import { type ApiBudgets, createApiBudgets, registerAuthFailureBudget } from './limits.ts';
 import { registerMetrics } from './metrics/metrics.ts';
+import { contractDocumentRoutes } from './docs/routes.ts';
 import { registerOpenApi } from './openapi.ts';
 import { connectRateLimitStore, registerRateLimit } from './rate-limit.ts';
 import { currentRoundRoutes } from './rounds/current.ts';
@@ -116,6 +117,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const budgets: ApiBudgets = createApiBudgets(config, store);
   registerAuthFailureBudget(app, budgets.authFailures);
   await registerOpenApi(app);
+  await app.register(contractDocumentRoutes());
   await app.register(healthRoutes(sql, deps.readyTimeoutMs ?? READY_TIMEOUT_MS));
 
   const auth = deps.auth;
