@@ -1,6 +1,6 @@
 /**
- * The wire shapes the client reads (the platform's stream contract: seed 000's stream form, the
- * envelope and lifecycle messages of the streams; the server's docs/decisions.md "Streaming").
+ * The wire shapes the client reads (the platform's stream contract: the stream form of a round, the
+ * envelope and lifecycle messages of the streams; docs/contract.md "Streams", /asyncapi.json).
  */
 
 /** A finished round in the seed's stream form, identical on every protocol. */
