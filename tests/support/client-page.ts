@@ -13,6 +13,7 @@ import type { Page } from 'playwright-core';
 import { BUNDLE_PATH } from '../../packages/client/bundle.ts';
 import {
   createRoundsClient,
+  type RecoveredInfo,
   roundsOf,
   type Selection,
   type ServerError,
@@ -26,6 +27,16 @@ export interface ClientRecord {
   readonly starts: Record<string, string>;
   readonly states: string[];
   readonly errors: ServerError[];
+  /** Every `recovered` verdict, in order. */
+  readonly recovered: RecoveredInfo[];
+  /** Lifecycle messages as `<event> <round id>`, in order (with `lifecycle`). */
+  readonly phases: string[];
+}
+
+/** Options of every subscription of a page client. */
+export interface PageSubscribeOptions {
+  readonly lifecycle?: boolean;
+  readonly since?: string;
 }
 
 /** A static server of a blank page and `/rounds-client.js`. */
@@ -76,10 +87,11 @@ export async function openPageClient(
   kind: 'websocket' | 'sse' | 'webtransport',
   targets: PageTargets,
   subs: readonly Selection[],
+  options: PageSubscribeOptions = {},
 ): Promise<void> {
   await loadBundle(page);
   await page.evaluate(
-    ({ id, kind, targets, subs }) => {
+    ({ id, kind, targets, subs, options }) => {
       // biome-ignore lint/suspicious/noExplicitAny: the bundle's API, untyped in the page.
       const rc = (window as unknown as { rc: any }).rc;
       const transport =
@@ -101,17 +113,23 @@ export async function openPageClient(
         starts: {} as Record<string, string>,
         states: [] as string[],
         errors: [] as unknown[],
+        recovered: [] as unknown[],
+        phases: [] as string[],
       };
       client.onState((s: { state: string; reason?: string }) =>
         rec.states.push(s.reason ? `${s.state}: ${s.reason}` : s.state),
       );
       for (const sel of subs) {
         const handle = client.subscribe(sel, {
+          ...options,
           onRound: (r: { game_slug: string; round_id: number }) => {
             rec.rounds[r.game_slug] ??= [];
             rec.rounds[r.game_slug]?.push(r.round_id);
           },
-          onRecovered: () => {
+          onLifecycle: (m: { event: string; round_id: number }) =>
+            rec.phases.push(`${m.event} ${m.round_id}`),
+          onRecovered: (info: unknown) => {
+            rec.recovered.push(info);
             rec.starts[handle.name] ??= handle.position;
           },
           onError: (e: unknown) => rec.errors.push(e),
@@ -121,7 +139,7 @@ export async function openPageClient(
       w.__clients ??= {};
       w.__clients[id] = { client, rec };
     },
-    { id, kind, targets, subs },
+    { id, kind, targets, subs, options },
   );
 }
 
@@ -146,7 +164,7 @@ export function nodeClient(
     transport,
     reconnect: { initialMs: 100, maxMs: 1000 },
   });
-  const record: ClientRecord = { rounds: {}, starts: {}, states: [], errors: [] };
+  const record: ClientRecord = { rounds: {}, starts: {}, states: [], errors: [], recovered: [], phases: [] };
   client.onState((s) => record.states.push(s.state));
   for (const sel of subs) {
     const handle = client.subscribe(sel, {
@@ -154,7 +172,8 @@ export function nodeClient(
         record.rounds[r.game_slug] ??= [];
         record.rounds[r.game_slug]?.push(r.round_id);
       },
-      onRecovered: () => {
+      onRecovered: (info) => {
+        record.recovered.push(info);
         record.starts[handle.name] ??= handle.position as string;
       },
       onError: (e) => record.errors.push(e),
