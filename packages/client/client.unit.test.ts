@@ -257,7 +257,12 @@ describe('RoundsClient', () => {
     });
     expect(c.sent[1]).toEqual({ sub: 'game:crash', since: pos(11), latest: false, lifecycle: false });
     c.events.message(round(12, { replay: true }));
-    c.events.message({ ...recovered(12, 1), data: { recovered: true, since: pos(11), replayed: 1 } });
+    c.events.message({
+      type: 'recovered',
+      sub: 'game:crash',
+      position: pos(12),
+      data: { recovered: true, since: pos(11), replayed: 1 },
+    });
     c.events.message(round(13, { prev: 12 }));
     expect(got).toEqual([11, 12, 13]);
     expect(infos.at(-1)).toEqual({ recovered: true, since: pos(11), replayed: 1 });
