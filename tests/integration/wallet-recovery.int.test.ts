@@ -7,11 +7,15 @@
  * retry inside the outage must be credited within seconds of the win path's first success, not at
  * the schedule's next step.
  *
+ * The same when the whole wallet was down and the first sign of it being back is the circuit
+ * breaker's balance probe: the probe that closes the breaker pulls the retries forward.
+ *
  * The operator's schedule is shortened as the other wallet tests shorten it: a 500 ms first retry
  * and a 60 s second step (the published default's are 5 s and 5 min), no jitter.
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readBreaker } from '../../lib/db/operator-breakers.ts';
 import { getCallback } from '../../lib/db/wallet-callbacks.ts';
 import type { WalletSaga } from '../../services/wallet-saga/saga.ts';
 import { waitFor } from '../support/poll.ts';
@@ -33,25 +37,35 @@ const SECOND_STEP_MS = 60_000;
 const START = 100_000;
 
 let sbx: TestSandbox;
+let url: string;
+/** The saga environment of the running test (one per describe: breakers are per operator). */
 let env: SagaEnv;
-let saga: WalletSaga | undefined;
 
 beforeAll(async () => {
   sbx = await startTestSandbox();
   await sbx.app.listen({ host: '127.0.0.1', port: 0 });
-  const url = `http://127.0.0.1:${(sbx.app.server.address() as AddressInfo).port}`;
-  env = await startSagaEnv(
-    { url, secret: sbx.secret },
-    { timeoutMs: 2_000, retryPolicy: { delaysMs: [500, SECOND_STEP_MS], jitter: 0 } },
-  );
-  saga = await startedSaga(sagaOver(env, { walletSaga: { pollMs: 50 } }));
+  url = `http://127.0.0.1:${(sbx.app.server.address() as AddressInfo).port}`;
 }, 60_000);
 
 afterAll(async () => {
-  await saga?.stop();
-  await env?.close();
   await sbx?.close();
 });
+
+/** A saga over an environment of its own whose operator is the sandbox (stopped after the describe). */
+function sagaPerDescribe(breaker?: { failures: number; cooldownMs: number; maxCooldownMs: number }) {
+  let saga: WalletSaga | undefined;
+  beforeAll(async () => {
+    env = await startSagaEnv(
+      { url, secret: sbx.secret },
+      { timeoutMs: 2_000, retryPolicy: { delaysMs: [500, SECOND_STEP_MS], jitter: 0 } },
+    );
+    saga = await startedSaga(sagaOver(env, { walletSaga: { pollMs: 50, ...(breaker ? { breaker } : {}) } }));
+  }, 60_000);
+  afterAll(async () => {
+    await saga?.stop();
+    await env?.close();
+  });
+}
 
 const succeeded = (tx: number) =>
   eventsOf(env.events, 'CallbackSucceeded', tx)[0]?.value as
@@ -72,6 +86,7 @@ async function ledgerOf(user: string): Promise<{ wins: [string, number][]; balan
 }
 
 describe("wins waiting for a retry when the operator's win path is back", () => {
+  sagaPerDescribe();
   it('are credited within seconds of its first success, not at the next step, each once', async () => {
     // The win path answers 500 until told otherwise; the bet path is untouched.
     expect((await sbx.put('/_sandbox/faults', [{ kind: 'win', mode: 'error500' }])).status).toBe(200);
@@ -146,5 +161,64 @@ describe("wins waiting for a retry when the operator's win path is back", () => 
       expect(await ledgerOf(user)).toEqual({ wins: [[payId(user), 2_500]], balance: START - 1_000 + 2_500 });
     for (const user of ['lost-1', 'lost-2'])
       expect(await ledgerOf(user)).toEqual({ wins: [[payId(user), 0]], balance: START - 1_000 });
+  });
+});
+
+describe('retries waiting when a probe closes the breaker of a wallet that was down', () => {
+  sagaPerDescribe({ failures: 2, cooldownMs: 500, maxCooldownMs: 1_000 });
+
+  it('are sent at once after the probe, with no other success from the operator', async () => {
+    const winner = await env.session('down-winner');
+    await env.append(winner, [betPlaced(winner, 60_000)]);
+    await waitFor('the debit', async () => succeeded(60_000), 20_000, 25);
+    // The whole wallet answers 500: the win fails, two debits fail (the breaker opens) and their
+    // rollbacks fail too.
+    expect((await sbx.put('/_sandbox/faults', [{ mode: 'error500' }])).status).toBe(200);
+    await env.append(winner, [betWon(winner, 60_000, 2_500)]);
+    for (const [i, user] of ['down-1', 'down-2'].entries()) {
+      const bet = await env.session(user);
+      await env.append(bet, [betPlaced(bet, 60_100 + 4 * i)]);
+    }
+    const retries = [60_001, 60_102, 60_106];
+    await waitFor(
+      'the breaker open, the win and the rollbacks waiting for the second step',
+      async () => {
+        if ((await readBreaker(env.sql, env.operatorId)).state !== 'open') return undefined;
+        const rows = await Promise.all(retries.map((tx) => getCallback(env.sql, tx)));
+        return rows.every((r) => r?.status === 'due' && r.attempts === 2) ? true : undefined;
+      },
+      20_000,
+      50,
+    );
+
+    // The wallet is back; nothing but the breaker's balance probe reaches it.
+    const back = Date.now();
+    expect((await sbx.put('/_sandbox/faults', [])).status).toBe(200);
+    await waitFor(
+      'the breaker closed by its probe',
+      async () => ((await readBreaker(env.sql, env.operatorId)).state === 'closed' ? true : undefined),
+      20_000,
+      25,
+    );
+    let done: ({ at: number; attempts: number } | undefined)[] = [];
+    await waitFor(
+      'the win and the rollbacks acknowledged',
+      async () => {
+        done = retries.map((tx) => succeeded(tx));
+        return done.every((d) => d) ? true : undefined;
+      },
+      20_000,
+      25,
+    ).catch((err) => {
+      throw new Error(`${(err as Error).message}: ${JSON.stringify(done)}`);
+    });
+    for (const d of done) expect((d?.at ?? Number.POSITIVE_INFINITY) - back).toBeLessThan(10_000);
+    expect(done.map((d) => d?.attempts)).toEqual([3, 3, 3]);
+    // Credited once; the failed debits were never booked, their rollbacks moved nothing.
+    expect(await ledgerOf('down-winner')).toEqual({
+      wins: [['60001', 2_500]],
+      balance: START - 1_000 + 2_500,
+    });
+    for (const user of ['down-1', 'down-2']) expect((await ledgerOf(user)).balance).toBe(START);
   });
 });
