@@ -12,11 +12,13 @@
  * speed); for a round without lifecycle records (ingested, or from before issue 11) a bet placed
  * at or after the round finished is late.
  *
- * A cancelled bet that was (or later turns out to be) debited gets exactly one RollbackRequested
- * (tx_id + 2); a rejected bet is never settled, and the saga compensates its own rejections.
+ * Settlement only cancels: a cancelled bet that was (or later turns out to be) debited gets its one
+ * RollbackRequested (tx_id + 2) from the bet's process manager (rules/wallet/process.ts), the one
+ * owner of that decision, which reads the cancellation and the debit's confirmation in their log
+ * order (docs/decisions.md "Clients made for a cluster"). A rejected bet is never settled.
  */
 
-import { rollbackTxId, winTxId } from '../money/money.ts';
+import { winTxId } from '../money/money.ts';
 import type { RoundFinished } from '../rounds/round.ts';
 import type { BetPlaced, WalletEvent } from '../wallet/events.ts';
 import { InvalidBetError, payout, selectionOf } from './payout.ts';
@@ -97,20 +99,8 @@ export function evolve(
   }
 }
 
-function rollback(state: BetState, reason: string, now: number): WalletEvent {
-  const p = state.placed;
-  return {
-    type: 'RollbackRequested',
-    value: { tx_id: rollbackTxId(p.tx_id), linked_tx_id: p.tx_id, bet: p.bet, reason, at: now },
-  };
-}
-
 function cancel(state: BetState, code: string, reason: string, now: number): WalletEvent[] {
-  const out: WalletEvent[] = [
-    { type: 'BetRejected', value: { tx_id: state.placed.tx_id, code, reason, at: now } },
-  ];
-  if (state.debited && !state.rollback) out.push(rollback(state, reason, now));
-  return out;
+  return [{ type: 'BetRejected', value: { tx_id: state.placed.tx_id, code, reason, at: now } }];
 }
 
 /** Why a bet came too late for its round, or undefined when it came in time. */
@@ -139,8 +129,6 @@ export function decide(
   manualCashOut?: string,
 ): WalletEvent[] {
   const p = state.placed;
-  if (state.status === 'cancelled')
-    return state.debited && !state.rollback ? [rollback(state, 'bet cancelled after its debit', now)] : [];
   if (state.status !== 'placed' && state.status !== 'counted') return [];
   if (!round) return [];
   const late = lateness(state, round);

@@ -96,27 +96,23 @@ describe('settlement decide/evolve', () => {
       'BetSettled',
     ]);
   });
-  it('a bet placed at the finish instant is cancelled; rolled back only when debited, once', () => {
+  it("a bet placed at the finish instant is cancelled; its rollback is the process manager's, debited or not", () => {
     const late = placed({}, T0 + 5000);
     expect(types(decide(fold([late]), round('up'), T0 + 6000))).toEqual(['BetRejected']);
     const out = decide(fold([late, debit]), round('up'), T0 + 6000);
-    expect(out.map((e) => [e.type, e.value.tx_id])).toEqual([
-      ['BetRejected', 400],
-      ['RollbackRequested', 402],
-    ]);
+    expect(out.map((e) => [e.type, e.value.tx_id])).toEqual([['BetRejected', 400]]);
     expect(out[0]?.value).toMatchObject({ code: 'ROUND_CLOSED' });
     const after = out.reduce(evolve, fold([late, debit])) as BetState;
     expect(after.status).toBe('cancelled');
     expect(decide(after, round('up'), T0 + 7000)).toEqual([]);
   });
-  it('a cancelled bet whose debit is confirmed afterwards gets its rollback then', () => {
+  it('a cancelled bet whose debit is confirmed afterwards decides nothing more here (the process rolls it back)', () => {
     const s = fold([placed({}, T0 + 9000)]);
     const cancelled = decide(s, round('up'), T0 + 9500).reduce(evolve, s) as BetState;
     expect(cancelled.status).toBe('cancelled');
     const debited = evolve(cancelled, debit) as BetState;
-    expect(types(decide(debited, undefined, T0 + 9600))).toEqual(['RollbackRequested']);
-    const withRollback = evolve(debited, decide(debited, undefined, T0 + 9600)[0] as WalletEvent) as BetState;
-    expect(decide(withRollback, undefined, T0 + 9700)).toEqual([]);
+    expect(decide(debited, undefined, T0 + 9600)).toEqual([]);
+    expect(decide(debited, round('up'), T0 + 9600)).toEqual([]);
   });
   it('a selection of another game is cancelled as INVALID_BET, and a round not finished decides nothing', () => {
     const base = placed().value as BetPlaced;
@@ -127,7 +123,7 @@ describe('settlement decide/evolve', () => {
     const s = fold([slotOnWs, debit]);
     expect(decide(s, undefined, T0)).toEqual([]);
     const out = decide(s, round('up'), T0 + 6000);
-    expect(out.map((e) => e.type)).toEqual(['BetRejected', 'RollbackRequested']);
+    expect(out.map((e) => e.type)).toEqual(['BetRejected']);
     expect(out[0]?.value).toMatchObject({ code: 'INVALID_BET' });
   });
   it('events before the BetPlaced and a repeated BetPlaced change nothing', () => {
@@ -155,19 +151,16 @@ describe('settlement decide: the round lifecycle (issue 11)', () => {
     ]);
   });
 
-  it('cancels and rolls back a debited bet appended at or after BettingClosed, even with an early placed_at', () => {
+  it('cancels a debited bet appended at or after BettingClosed, even with an early placed_at', () => {
     for (const appendedAt of [T0 + 1000, T0 + 1001]) {
       const out = decide(withAppend(appendedAt, T0 - 5000), closed(T0 + 1000), T0 + 9000);
-      expect(types(out)).toEqual(['BetRejected', 'RollbackRequested']);
+      expect(types(out)).toEqual(['BetRejected']);
       expect(out[0]?.value).toMatchObject({ code: 'ROUND_CLOSED' });
     }
   });
 
   it('falls back to placed_at against finished_at for a round without lifecycle records', () => {
     expect(types(decide(withAppend(T0 + 99_999), round('up'), T0 + 9000))).toEqual(['BetSettled']);
-    expect(types(decide(withAppend(T0, T0 + 5000), round('up'), T0 + 9000))).toEqual([
-      'BetRejected',
-      'RollbackRequested',
-    ]);
+    expect(types(decide(withAppend(T0, T0 + 5000), round('up'), T0 + 9000))).toEqual(['BetRejected']);
   });
 });

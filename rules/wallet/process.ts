@@ -7,6 +7,7 @@
  *   placed ─debit─▶ confirmed ──BetSettled won──▶ win requested ─▶ credited (or parked)
  *     │                 ├────BetSettled lost──▶ round close requested ─▶ closed
  *     │                 └────cancelled by settlement (late) ─▶ rollback requested ─▶ rolled back
+ *     ├─cancelled by settlement, then debit confirmed ─▶ rollback requested ─▶ rolled back
  *     ├─refused (no money moved) ─▶ rejected, no rollback
  *     ├─failed (unknown outcome) ─▶ rejected + rollback requested ─▶ rolled back
  *     └─mismatching duplicate ─▶ rejected, parked for ops (no guess either way)
@@ -20,6 +21,10 @@
  *   definite answer to the same id, or by its rollback) first.
  * An event that would break one is not acted on: decide returns it as a `violation` for the
  * saga to log and count.
+ *
+ * The process is the one owner of the rollback decision: settlement only cancels (BetRejected),
+ * and the process requests the rollback whichever comes first on the bet's partition, the
+ * cancellation or the debit's confirmation, so a bet gets exactly one RollbackRequested.
  *
  * Demo bets move no money and have no process. A free bet is registered at the operator as a bet
  * that moves no money (issue 17 item 1: its Register Bet carries amount 0, mode "free", the free
@@ -178,8 +183,15 @@ export function decide(s: BetProcess | undefined, e: WalletEvent, at: number): D
       if (s.close !== 'none') return NOTHING;
       return { commands: [job(s, 'close', winTxId(s.txId), 0)] };
     }
-    case 'BetRejected':
-      return NOTHING;
+    case 'BetRejected': {
+      // Settlement cancels a bet (ROUND_CLOSED, INVALID_BET) and leaves its rollback to the
+      // process, the one owner of every RollbackRequested: two deciders reading the same events
+      // would each append one (docs/decisions.md "Clients made for a cluster"). Its own
+      // BetRejected, read back, finds the bet already rejected.
+      if (s.outcome !== 'open' || s.debit !== 'confirmed' || s.rollback !== 'none') return NOTHING;
+      if (rollbackForbidden(s)) return NOTHING;
+      return { commands: rollbackOf(s, `bet cancelled after its debit (${e.value.code})`, at) };
+    }
   }
 }
 

@@ -3,6 +3,7 @@
  * then all of them over random event orders, repeats and adversarial events.
  */
 import { describe, expect, it } from 'vitest';
+import * as settlement from '../bets/settle.ts';
 import type { BetContext, WalletEvent } from './events.ts';
 import { type BetProcess, type Command, evolve, finished, step } from './process.ts';
 
@@ -222,7 +223,7 @@ describe('invariants', () => {
   it('no win for a rolled-back or rejected bet', () => {
     const a = run([placed(), failed('bet', 'failed'), settled('won')]);
     expect(callbacks(a.commands)).toEqual(['bet', 'rollback']);
-    const b = run([placed(), ok('bet'), rejected('ROUND_CLOSED'), rollbackRequested, settled('won')]);
+    const b = run([placed(), ok('bet'), rejected('ROUND_CLOSED'), settled('won')]);
     expect(callbacks(b.commands)).toEqual(['bet', 'rollback']);
     expect(b.violations).toHaveLength(1);
   });
@@ -243,6 +244,120 @@ describe('invariants', () => {
     expect(r.state).toMatchObject({ rollback: 'done', outcome: 'rejected' });
     expect(finished(r.state as BetProcess)).toBe(true);
     expect(evolve(r.state, rejected('OPERATOR_ERROR'))).toBe(r.state);
+  });
+});
+
+/**
+ * Decider specs: given the bet's events, when one more arrives, then what the process appends.
+ * `given` is folded with `step`, so what the process appended itself is part of its state.
+ */
+function when(given: readonly WalletEvent[], e: WalletEvent): string[] {
+  const { state } = run(given);
+  return appended(step(state, e, 10).decision.commands);
+}
+
+describe('one owner of the rollback decision, whichever order the debit and the cancellation come in', () => {
+  it('given a confirmed debit, when settlement cancels the bet, then the process requests its rollback', () => {
+    expect(when([placed(), ok('bet')], rejected('ROUND_CLOSED'))).toEqual(['RollbackRequested']);
+    expect(when([placed(), ok('bet')], rejected('INVALID_BET'))).toEqual(['RollbackRequested']);
+  });
+
+  it('given a cancellation, when the debit is confirmed, then the process requests its rollback', () => {
+    expect(when([placed(), rejected('ROUND_CLOSED')], ok('bet'))).toEqual(['RollbackRequested']);
+  });
+
+  it('given its own rollback, when the cancellation or the confirmation is read again, then nothing', () => {
+    expect(when([placed(), ok('bet'), rejected('ROUND_CLOSED')], rejected('ROUND_CLOSED'))).toEqual([]);
+    expect(when([placed(), rejected('ROUND_CLOSED'), ok('bet')], ok('bet'))).toEqual([]);
+    expect(when([placed(), ok('bet'), rejected('ROUND_CLOSED')], ok('bet'))).toEqual([]);
+  });
+
+  it('given a win or a settled loss, when a cancellation comes, then no rollback', () => {
+    expect(when([placed(), ok('bet'), settled('won')], rejected('ROUND_CLOSED'))).toEqual([]);
+    expect(when([placed(), ok('bet'), settled('lost')], rejected('ROUND_CLOSED'))).toEqual([]);
+  });
+
+  it("given a pending debit, when the bet is cancelled, then nothing until the debit's outcome is known", () => {
+    expect(when([placed()], rejected('ROUND_CLOSED'))).toEqual([]);
+    // An unknown outcome is resolved by the rollback (no second BetRejected's rollback after it).
+    const r = run([placed(), rejected('ROUND_CLOSED'), failed('bet', 'failed')]);
+    expect(appended(r.commands).filter((x) => x === 'RollbackRequested')).toHaveLength(1);
+    expect(when([placed(), rejected('ROUND_CLOSED')], failed('bet', 'refused', false, 'X'))).not.toContain(
+      'RollbackRequested',
+    );
+  });
+
+  /**
+   * The drill's bet: settlement (rules/bets/settle.ts) and the process read the same partition.
+   * Each appends what it decides to the log; both read the whole log in order. Counts every
+   * RollbackRequested on the log at the end.
+   */
+  function rollbacksOnTheLog(debitFirst: boolean): number {
+    const log: WalletEvent[] = [placed()];
+    // Its BetPlaced was appended at 3, after the round's BettingClosed at 2: settlement cancels it.
+    const round = {
+      round_id: bet.round_id,
+      game_slug: 'double',
+      finished_at: 5,
+      result: {},
+      bettingClosedAt: 2,
+    } as unknown as settlement.FinishedRound;
+    let sState: settlement.BetState | undefined;
+    let pState: BetProcess | undefined;
+    let sRead = 0;
+    let pRead = 0;
+    let finished = false;
+    const settle = (out: readonly WalletEvent[]) => {
+      for (const e of out) sState = settlement.evolve(sState, e);
+      log.push(...out);
+    };
+    const settlementReads = (upTo: number) => {
+      for (; sRead < upTo; sRead++) {
+        sState = settlement.evolve(sState, log[sRead] as WalletEvent, 3);
+        if (sState) settle(settlement.decide(sState, finished ? round : undefined, 10));
+      }
+    };
+    const roundFinishes = () => {
+      finished = true;
+      if (sState) settle(settlement.decide(sState, round, 10));
+    };
+    const processReads = (upTo: number) => {
+      for (; pRead < upTo; pRead++) {
+        const r = step(pState, log[pRead] as WalletEvent, 10);
+        pState = r.state;
+        for (const c of r.decision.commands) if (c.type === 'append') log.push(c.event);
+      }
+    };
+    if (debitFirst) {
+      log.push(ok('bet'));
+      const n = log.length;
+      processReads(n);
+      settlementReads(n);
+      roundFinishes(); // cancels the late bet, debited
+    } else {
+      settlementReads(log.length);
+      roundFinishes(); // cancels the late bet, not debited yet
+      processReads(log.length);
+      log.push(ok('bet')); // the operator's late confirmation
+      // Both read it before either reads what the other decides about it.
+      const n = log.length;
+      processReads(n);
+      settlementReads(n);
+    }
+    for (let i = 0; i < 3; i++) {
+      const n = log.length;
+      processReads(n);
+      settlementReads(n);
+    }
+    return log.filter((e) => e.type === 'RollbackRequested').length;
+  }
+
+  it("the drill's bet (debit confirmed after settlement's BetRejected): exactly one RollbackRequested on the log", () => {
+    expect(rollbacksOnTheLog(false)).toBe(1);
+  });
+
+  it('debit confirmed before the cancellation: exactly one RollbackRequested on the log', () => {
+    expect(rollbacksOnTheLog(true)).toBe(1);
   });
 });
 

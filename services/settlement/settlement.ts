@@ -1,7 +1,8 @@
 /**
  * The settlement processor (issue 5 contract, step 3; issue 12 item 7): joins BetPlaced on
  * `wallet-transactions` with RoundFinished on `rounds` and appends BetSettled, or
- * BetRejected{ROUND_CLOSED} (+ RollbackRequested when debited). Any number of instances run side
+ * BetRejected{ROUND_CLOSED} (the rollback of a debited one is the bet's process manager's,
+ * rules/wallet/process.ts). Any number of instances run side
  * by side (docs/decisions.md "Issue 12", "Settlement scale-out"):
  *
  * - wallet-transactions is shared through the consumer group SETTLEMENT_GROUP (`settlement`): each
