@@ -9,6 +9,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRound, encodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import { topicName } from '../../lib/log/topics.ts';
+import { roundsOf } from '../../packages/client/src/index.ts';
 import type { RoundEvent, RoundFinished } from '../../rules/rounds/round.ts';
 import { BROWSER_ARGS, CHROMIUM } from '../../tests/support/chromium.ts';
 import { openPageClient, pageRecord, serveClientBundle } from '../../tests/support/client-page.ts';
@@ -311,6 +312,57 @@ describe('WebTransport resume (Deno edge, Chromium)', () => {
           .map((m) => (m.data as { round_id: number }).round_id),
       ).toEqual([...missed, live].filter((r) => r.game_slug === g).map((r) => r.round_id));
     expect(rounds).toHaveLength(4);
+  });
+
+  it('the stream client resumes after its session drops right after a lifecycle envelope: every round once, in order', async () => {
+    // Every session the page opens, so that the test can end one as a lost connection would.
+    await page.evaluate(() => {
+      const w = window as unknown as { __sessions: WebTransport[]; WebTransport: typeof WebTransport };
+      if (w.__sessions) return;
+      w.__sessions = [];
+      const Native = w.WebTransport;
+      w.WebTransport = class extends Native {
+        constructor(url: string | URL, options?: WebTransportOptions) {
+          super(url, options);
+          w.__sessions.push(this);
+        }
+      };
+    });
+    await openPageClient(page, 'drop', 'webtransport', targets(), [{ type: 'multiplier' }], {
+      lifecycle: true,
+    });
+    await waitFor('live', async () =>
+      (await pageRecord(page, 'drop')).recovered.length === 1 ? true : undefined,
+    );
+    const start = roundsOf((await pageRecord(page, 'drop')).starts['type:multiplier'] as string);
+    const given = [next('crash'), next('slot')];
+    await append(given);
+    const coming = next('crash');
+    await append(lifecycleOf(coming));
+    await waitFor('the lifecycle messages', async () =>
+      (await pageRecord(page, 'drop')).phases.includes(`betting-closed ${coming.round_id}`)
+        ? true
+        : undefined,
+    );
+    await page.evaluate(() =>
+      (window as unknown as { __sessions: WebTransport[] }).__sessions.at(-1)?.close(),
+    );
+    const missed = [coming, next('slot'), next('crash'), next('slot')];
+    await append(missed);
+    const rec = await waitFor('resumed, with every round', async () => {
+      const r = await pageRecord(page, 'drop');
+      return r.recovered.length >= 2 && r.rounds.slot?.includes(missed[3]?.round_id as number)
+        ? r
+        : undefined;
+    });
+    const sent = [...given, ...missed];
+    for (const g of ['crash', 'slot'])
+      expect(rec.rounds[g]).toEqual(
+        sent.filter((r) => r.game_slug === g && r.round_id > (start.get(g) ?? 0)).map((r) => r.round_id),
+      );
+    expect(rec.recovered[1]).toMatchObject({ recovered: true });
+    expect(rec.errors).toEqual([]);
+    expect(rec.states.some((s) => s.startsWith('reconnecting'))).toBe(true);
   });
 
   it.each([
