@@ -29,3 +29,19 @@ export class UnavailableError extends AppError {
     super('DEPENDENCY_UNAVAILABLE', message, { cause, retryable: true });
   }
 }
+
+/**
+ * A record refused before it was sent: its deadline (Unix ms) passed while it waited for an append
+ * in flight (lib/log/batching-appender.ts). Nothing of it is on the log.
+ */
+export class AppendDeadlineError extends AppError {
+  readonly deadline: number;
+
+  constructor(deadline: number, now: number) {
+    super(
+      'APPEND_DEADLINE_PASSED',
+      `not appended: its deadline ${new Date(deadline).toISOString()} passed while it waited (${now - deadline} ms ago)`,
+    );
+    this.deadline = deadline;
+  }
+}

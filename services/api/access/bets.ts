@@ -17,11 +17,18 @@
  * - the accepted bet is kept in play_bets (migration 006) for its cash-out.
  * If the append fails, the grant, the counter and a demo debit are given back; the sequence value
  * is skipped.
+ *
+ * 202 only for a bet on the log before its round's announced close (docs/decisions.md "Clients made
+ * for a cluster"): a record still queued at the close is not sent (409 BETTING_CLOSED, all given
+ * back); one the broker appended at or after the close is answered 409 BETTING_CLOSED with its
+ * `tx_id`, since settlement cancels it, which gives its stake back (it stays in play_bets, so the
+ * player sees it cancelled).
  */
 import type { FastifyInstance } from 'fastify';
 import type { BreakerReader } from '../../../lib/db/operator-breakers.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
-import type { BatchingAppender } from '../../../lib/log/batching-appender.ts';
+import { AppendDeadlineError } from '../../../lib/errors.ts';
+import type { Appended, BatchingAppender } from '../../../lib/log/batching-appender.ts';
 import type { RoundPhases } from '../../../lib/log/round-phases.ts';
 import { topicName } from '../../../lib/log/topics.ts';
 import { type BetPlaced, encodeEvent, walletKey } from '../../../lib/log/wallet-events.ts';
@@ -67,6 +74,19 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
  */
 export const CLOSE_GUARD_MS = 100;
 
+/** 409 BETTING_CLOSED with the next round's opening time when it can be told; `extra` joins the body. */
+function bettingClosed(
+  phases: RoundPhases,
+  slug: GameSlug,
+  detail: string,
+  extra: Record<string, unknown> = {},
+): ConflictError {
+  return new ConflictError('BETTING_CLOSED', detail, {
+    next_round_opens_at: iso(nextOpeningAt(slug, phases.phase(slug))),
+    ...extra,
+  });
+}
+
 /**
  * The round a bet at `now` goes on: the open round of the session's game.
  * @throws ConflictError BETTING_CLOSED (no window open, or `asked` is an earlier round) or
@@ -78,11 +98,23 @@ export function roundFor(
   asked: number | undefined,
   now: number,
 ): number {
+  return windowFor(phases, s, asked, now).roundId;
+}
+
+/**
+ * As `roundFor`, with the round's announced close (`betting_closes_at`, Unix ms).
+ * @throws as roundFor.
+ */
+export function windowFor(
+  phases: RoundPhases,
+  s: PlayerSession,
+  asked: number | undefined,
+  now: number,
+): { roundId: number; closesAt: number } {
   const game = gameBySlug(s.game);
   if (!game) throw new InvalidInputError('INVALID_SELECTION', `no bets on game ${s.game}`);
   const p = phases.phase(game.slug as GameSlug);
-  const closed = (detail: string) =>
-    new ConflictError('BETTING_CLOSED', detail, { next_round_opens_at: iso(nextOpeningAt(game.slug, p)) });
+  const closed = (detail: string) => bettingClosed(phases, game.slug as GameSlug, detail);
   const guard =
     p?.phase === 'betting'
       ? Math.min(CLOSE_GUARD_MS, (p.opened.betting_closes_at - p.opened.betting_opens_at) / 10)
@@ -90,7 +122,7 @@ export function roundFor(
   if (p?.phase !== 'betting' || now >= p.opened.betting_closes_at - guard)
     throw closed(`betting is closed on ${game.slug}: no round is taking bets now`);
   const open = p.opened.round_id;
-  if (asked === undefined || asked === open) return open;
+  if (asked === undefined || asked === open) return { roundId: open, closesAt: p.opened.betting_closes_at };
   if (asked < open) throw closed(`round_id: round ${asked} takes no more bets; the open round is ${open}`);
   throw new ConflictError(
     'ROUND_NOT_OPEN',
@@ -169,14 +201,18 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
     // to the player (free-bet-returns.ts).
     if (grant)
       await sql`insert into free_bet_redemptions (tx_id, grant_id) values (${event.tx_id}, ${grant.grantId})`;
+    let appended: Appended;
+    let closesAt: number;
     try {
       // The window again, right before the append: the writes above take time under load, and a
       // bet that reaches the log after BettingClosed would only be cancelled by settlement.
-      roundFor(phases, s, roundId, now());
-      await deps.appender.append(
+      closesAt = windowFor(phases, s, roundId, now()).closesAt;
+      // Queued behind an append a failover holds, the record is refused at the close, not sent.
+      appended = await deps.appender.append(
         topicName(config, 'walletTransactions'),
         walletKey(event.bet),
         encodeEvent({ type: 'BetPlaced', value: event }),
+        { deadline: closesAt },
       );
     } catch (err) {
       if (s.demo) await refundDemo(sql, s, amountMinor);
@@ -187,6 +223,12 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
       await sql`
         update access_round_bets set bets = bets - 1
         where operator_id = ${s.operator_id} and user_id = ${s.user_id} and round_id = ${roundId}`;
+      if (err instanceof AppendDeadlineError)
+        throw bettingClosed(
+          phases,
+          s.game as GameSlug,
+          `betting closed on ${s.game} while the bet waited to reach the log; it was not placed`,
+        );
       throw err;
     }
     const crash = 'casino.wallet.CrashBet' in selection ? selection['casino.wallet.CrashBet'] : null;
@@ -194,6 +236,15 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
       insert into play_bets (tx_id, session_id, game, round_id, amount_minor, auto_cashout, placed_at)
       values (${event.tx_id}, ${s.session_id}, ${s.game}, ${roundId}, ${amountMinor},
               ${crash?.auto_cashout ?? null}, ${new Date(t)})`;
+    // Settlement judges the bet by the log: appended at or after the round's close, it is
+    // cancelled (its stake comes back through the cancellation, not here: the record is on the log).
+    if (appended.appendedAt >= closesAt)
+      throw bettingClosed(
+        phases,
+        s.game as GameSlug,
+        `bet ${event.tx_id} reached the log at ${new Date(appended.appendedAt).toISOString()}, after betting closed at ${new Date(closesAt).toISOString()}: it is cancelled and its stake returned`,
+        { tx_id: event.tx_id, round_id: roundId },
+      );
     return reply.code(202).send({
       tx_id: event.tx_id,
       round_id: roundId,

@@ -5,8 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateBreaker } from '../../../lib/db/operator-breakers.ts';
+import { partitionOffsets, readRange } from '../../../lib/log/kafka.ts';
+import { decodeRoundEvent } from '../../../lib/log/rounds-codec.ts';
+import { topicName } from '../../../lib/log/topics.ts';
+import { decodeWalletEvent } from '../../../lib/log/wallet-events.ts';
+import * as settlement from '../../../rules/bets/settle.ts';
 import { afterBetAnswer, afterProbe } from '../../../rules/wallet/breaker.ts';
 import { type AccessTestApi, startAccessTestApi } from '../../../tests/support/access.ts';
+import { waitFor } from '../../../tests/support/poll.ts';
 
 let t: AccessTestApi;
 let op: { operator_id: string; api_token: string };
@@ -197,5 +203,109 @@ describe('an operator whose circuit breaker is open (issue 12 item 6)', () => {
     );
     await new Promise((r) => setTimeout(r, 600));
     expect((await bet(p.token, { amount: 1, selection: { color: 'red' } })).statusCode).toBe(202);
+  });
+});
+
+/** Every record of a topic with its broker append time (LogAppendTime), decoded. */
+async function appended<T>(topic: string, decode: (b: Buffer | null) => T): Promise<{ at: number; e: T }[]> {
+  const out: { at: number; e: T }[] = [];
+  const from = new Map([...(await partitionOffsets(t.kafka, topic)).keys()].map((p) => [p, 0n]));
+  await readRange(t.kafka, topic, from, (r) => {
+    out.push({ at: Number(r.message.timestamp), e: decode(r.message.value) });
+  });
+  return out;
+}
+
+describe('a failover holding the append back (acks: all waits for the dead leader to be fenced)', () => {
+  it('answers 202 only for a bet on the log before the close: the held one and the one queued behind it get 409, and settlement cancels no 202', async () => {
+    const walletTopic = topicName(t.config, 'walletTransactions');
+    const p1 = await t.player(op.api_token, { user_id: 'f1', game: 'double' });
+    const p2 = await t.player(op.api_token, { user_id: 'f2', game: 'double' });
+    const round = await t.openRound('double', 2500);
+    const opened = t.phases.phase('double');
+    if (opened?.phase !== 'betting') throw new Error('expected the round open');
+    const closesAt = opened.opened.betting_closes_at;
+    // The broker path is held as a failover holds it: the appender's send waits, unanswered.
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let sendsHeld = 0;
+    const send = t.producer.send.bind(t.producer);
+    t.producer.send = async (r) => {
+      if (r.topic === walletTopic) {
+        sendsHeld++;
+        await held;
+      }
+      return send(r);
+    };
+    try {
+      const first = bet(p1.token, { amount: 1, selection: { color: 'red' } });
+      await waitFor('the first bet sent', () => (sendsHeld === 1 ? true : undefined), 5000, 5);
+      const second = bet(p2.token, { amount: 1, selection: { color: 'red' } });
+      // The second is queued behind the first once its counter is taken (the step before the append).
+      await waitFor(
+        'the second bet queued',
+        async () => {
+          const [r] = await t.sql<{ bets: number }[]>`
+            select bets from access_round_bets where user_id = 'f2' and round_id = ${round}`;
+          return r?.bets === 1 ? true : undefined;
+        },
+        5000,
+        10,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      expect(Date.now()).toBeLessThan(closesAt); // both were taken inside the window
+      await new Promise((r) => setTimeout(r, closesAt - Date.now() + 50));
+      await t.closeBetting('double');
+      release();
+      const [a, b] = await Promise.all([first, second]);
+      const closedRecord = (await appended(topicName(t.config, 'rounds'), decodeRoundEvent)).find(
+        (x) => x.e.type === 'BettingClosed' && x.e.round_id === round,
+      );
+      if (!closedRecord) throw new Error('no BettingClosed on the log');
+      const bets = (await appended(walletTopic, decodeWalletEvent)).filter(
+        (x) => x.e.type === 'BetPlaced' && x.e.value.bet.round_id === round,
+      );
+      // What settlement decides of each BetPlaced on the log (rules/bets/settle.ts, its own rule).
+      const fate = new Map<number, string>();
+      for (const x of bets) {
+        if (x.e.type !== 'BetPlaced') continue;
+        const state = settlement.evolve(undefined, x.e, x.at) as settlement.BetState;
+        const out = settlement.decide(
+          state,
+          {
+            round_id: round,
+            game_slug: 'double',
+            finished_at: closedRecord.at + 5000,
+            result: { game: 'double', color: 'red', number: 3 },
+            bettingClosedAt: closedRecord.at,
+          },
+          closedRecord.at + 6000,
+        );
+        fate.set(x.e.value.tx_id, out[0]?.type === 'BetRejected' ? 'cancelled' : 'settles');
+      }
+      for (const res of [a, b]) {
+        if (res.statusCode !== 202) continue;
+        const tx = (res.json() as { tx_id: number }).tx_id;
+        expect(fate.get(tx), `bet ${tx} answered 202 is ${fate.get(tx)}`).toBe('settles');
+      }
+      // The held one reached the log after the close: 409, with its tx_id, cancelled by settlement.
+      expect(a.statusCode).toBe(409);
+      const ab = a.json() as { code: string; tx_id: number; round_id: number };
+      expect(ab).toMatchObject({ code: 'BETTING_CLOSED', round_id: round });
+      expect(fate.get(ab.tx_id)).toBe('cancelled');
+      // The queued one was never sent: 409, nothing on the log, its counter given back.
+      expect(b.statusCode).toBe(409);
+      expect(b.json()).toMatchObject({ code: 'BETTING_CLOSED' });
+      expect(b.json()).not.toHaveProperty('tx_id');
+      expect(bets).toHaveLength(1);
+      const [c] = await t.sql<{ bets: number }[]>`
+        select bets from access_round_bets where user_id = 'f2' and round_id = ${round}`;
+      expect(c?.bets).toBe(0);
+    } finally {
+      release();
+      t.producer.send = send;
+    }
   });
 });
