@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark against the local infrastructure (started if needed) and prints the figures.
-# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|analytics|rebuild|lifecycle]
+# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|wallet-recovery|analytics|rebuild|lifecycle]
 # `peers` (issue 14) is not part of `all`: it builds Centrifugo with go install on its first run.
+# `wallet-recovery` is not part of `all` either: its baseline waits out the retry schedule's 5 min step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/_common.sh
@@ -13,9 +14,9 @@ bash scripts/ensure-deps.sh
 bash scripts/infra.sh up
 which=${1:-all}
 case $which in
-  all | projector | rest | latency | edge-latency | edge-fanout | catch-up | peers | auth | wallet | analytics | rebuild | lifecycle) ;;
+  all | projector | rest | latency | edge-latency | edge-fanout | catch-up | peers | auth | wallet | wallet-recovery | analytics | rebuild | lifecycle) ;;
   *)
-    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|analytics|rebuild|lifecycle|all)" >&2
+    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|wallet-recovery|analytics|rebuild|lifecycle|all)" >&2
     exit 2
     ;;
 esac
@@ -52,6 +53,8 @@ if [[ $which == all || $which == auth ]]; then npx tsx bench/auth.ts; fi
 if [[ $which == all || $which == analytics ]]; then npx tsx bench/analytics-replay.ts "${@:2}"; fi
 # `npm run bench -- wallet --players 10 …`: the options after the name go to bench/wallet.ts.
 if [[ $which == all || $which == wallet ]]; then npx tsx bench/wallet.ts "${@:2}"; fi
+# `npm run bench -- wallet-recovery --outage-s 25 --rate 10`: options go to bench/wallet-recovery.ts.
+if [[ $which == wallet-recovery ]]; then npx tsx bench/wallet-recovery.ts "${@:2}"; fi
 # `npm run bench -- rebuild --rounds 50000 --bets 10000 --keys 5000`: options go to bench/rebuild.ts.
 if [[ $which == all || $which == rebuild ]]; then npx tsx bench/rebuild.ts "${@:2}"; fi
 # `npm run bench -- lifecycle --rate 100 --watchers 1000 …`: options go to bench/lifecycle.ts (issue 11).
