@@ -109,7 +109,22 @@ describe('loadConfig: edge (WebSocket, SSE) settings', () => {
       sseMaxBufferBytes: 1 << 20,
       sseHeartbeatMs: 15_000,
       drainMs: 5_000,
+      trustProxy: ['127.0.0.1', '::1'],
     });
+  });
+
+  it('reads EDGE_TRUST_PROXY as a list, none as no proxy', () => {
+    expect(loadConfig({ EDGE_TRUST_PROXY: '10.0.0.0/8, 192.0.2.7' }).edge.trustProxy).toEqual([
+      '10.0.0.0/8',
+      '192.0.2.7',
+    ]);
+    expect(loadConfig({ EDGE_TRUST_PROXY: 'none' }).edge.trustProxy).toEqual([]);
+  });
+
+  it('gives the edges the API failed-credential budget settings, by the same names', () => {
+    const c = loadConfig({ RATE_LIMIT_AUTH_FAILURES: '7', RATE_LIMIT_WINDOW_MS: '5000' });
+    expect(c.failureBudget).toEqual({ max: 7, windowMs: 5000, redisUrl: '' });
+    expect([c.api.authFailuresMax, c.api.rateLimitWindowMs]).toEqual([7, 5000]);
   });
 
   it('names an out-of-range setting', () => {

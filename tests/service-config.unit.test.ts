@@ -17,7 +17,18 @@ describe('per-service configuration', () => {
     const edge = loadEdgeConfig({ ...shared, GRPC_PORT: '50052', EDGE_WS_PORT: '9000' });
     expect(edge.grpc.port).toBe(50052);
     expect(edge.edge.wsPort).toBe(9000);
-    expect(Object.keys(edge).sort()).toEqual(['auth', 'db', 'edge', 'grpc', 'kafka', 'process', 'stream']);
+    expect(Object.keys(edge).sort()).toEqual([
+      'auth',
+      'db',
+      'edge',
+      'failureBudget', // the API's failed-credential budget (lib/auth/failure-budget.ts)
+      'grpc',
+      'kafka',
+      'process',
+      'stream',
+    ]);
+    // The API's other RATE_LIMIT_ settings, in a shared environment, are not the edge's typos.
+    expect(loadEdgeConfig({ RATE_LIMIT_MAX: '5', RATE_LIMIT_AUTH_FAILURES: '9' }).failureBudget.max).toBe(9);
     const engine = loadEngineConfig({ ...shared, ROUND_SPEED: '20' });
     expect(engine.engine.speed).toBe(20);
     expect(Object.keys(engine).sort()).toEqual(['auth', 'engine', 'kafka', 'ops', 'process']); // auth: the signed internal cash-out (issue 11)

@@ -13,7 +13,8 @@
  *   for a proxy on another host whose address no untrusted client can use (`none`, the default).
  * - RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_MS: anonymous REST limit per IP (100 per 60000 ms, seed 000 "Limits").
  * - RATE_LIMIT_AUTH_FAILURES: 401 answers one IP may get per RATE_LIMIT_WINDOW_MS; past it, its
- *   requests carrying a credential are 429 until the window ends (20; limits.ts).
+ *   requests carrying a credential are 429 until the window ends (20; limits.ts). The edges spend and
+ *   honour the same budget (lib/auth/failure-budget.ts), in the same Redis when there is one.
  * - RATE_LIMIT_BROWSER_KEYS_PER_IP / RATE_LIMIT_BROWSER_KEYS_PER_DOMAIN / RATE_LIMIT_BROWSER_KEYS_WINDOW_MS: new
  *   browser keys one IP, and one bound_domain, may mint per window (3 / 100 per 3600000 ms; limits.ts).
  * - RATE_LIMIT_REDIS_URL: `redis://[user:password@]host:port[/db]` (or `rediss://`) of a Redis shared by every
@@ -44,6 +45,7 @@ import {
 import {
   authSection,
   dbSection,
+  FAILURE_BUDGET_SETTINGS,
   gamesSection,
   kafkaSection,
   moneySection,
@@ -64,18 +66,13 @@ export const apiSection = section({
       .default('600'),
     API_TRUST_PROXY: csv.default(['none']),
     RATE_LIMIT_MAX: int(1, 10_000_000).default(100),
-    RATE_LIMIT_WINDOW_MS: int(1000, 86_400_000).default(60_000),
-    RATE_LIMIT_AUTH_FAILURES: int(1, 1_000_000).default(20),
+    // Shared with the edges' failed-credential budget: one definition (lib/config/shared.ts).
+    RATE_LIMIT_WINDOW_MS: FAILURE_BUDGET_SETTINGS.RATE_LIMIT_WINDOW_MS,
+    RATE_LIMIT_AUTH_FAILURES: FAILURE_BUDGET_SETTINGS.RATE_LIMIT_AUTH_FAILURES,
     RATE_LIMIT_BROWSER_KEYS_PER_IP: int(1, 1_000_000).default(3),
     RATE_LIMIT_BROWSER_KEYS_PER_DOMAIN: int(1, 10_000_000).default(100),
     RATE_LIMIT_BROWSER_KEYS_WINDOW_MS: int(1000, 86_400_000 * 7).default(3_600_000),
-    RATE_LIMIT_REDIS_URL: z
-      .string()
-      .regex(
-        /^rediss?:\/\/([^\s@/]*@)?(\[[0-9a-fA-F:.]+\]|[^\s@/:[\]]+):\d{1,5}(\/\d{1,2})?$/,
-        'redis://[user:password@]host:port[/db]',
-      )
-      .default(''),
+    RATE_LIMIT_REDIS_URL: FAILURE_BUDGET_SETTINGS.RATE_LIMIT_REDIS_URL,
     API_ENGINE_URL: originUrl.optional(),
     API_FREE_BET_GROUP: z.string().min(1).default('api-free-bets'),
     PUBLIC_DIR: z.string().min(1).default(resolve(APP_ROOT, 'public')),

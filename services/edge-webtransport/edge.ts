@@ -4,10 +4,15 @@
  * shared consumer group), the WebTransport transport on WT_PORT, and a plain HTTP server on
  * WT_HTTP_PORT. `main.ts` only builds and starts it; the e2e test runs it as a process.
  */
+import {
+  type GuardedStreamAccess,
+  guardStreamAccess,
+  startFailureBudget,
+} from '../../lib/auth/failure-budget.ts';
 import { startKeyTable } from '../../lib/auth/key-table.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { createStreamAccess, type StreamAccess } from '../../lib/stream/access.ts';
+import { createStreamAccess } from '../../lib/stream/access.ts';
 import { createEdgeStreams } from '../../lib/stream/core.ts';
 import type { FanOutHub } from '../../lib/stream/hub.ts';
 import { initProtocolSeries } from '../../lib/stream/metrics.ts';
@@ -51,8 +56,9 @@ export function buildWtEdge(deps: WtEdgeDeps): WtEdge {
   let server: Deno.HttpServer<Deno.NetAddr> | undefined;
   let certificate: CertificateInfo | undefined;
   let started = false;
-  let access: StreamAccess | undefined;
+  let access: GuardedStreamAccess | undefined;
   let closeTable: (() => Promise<void>) | undefined;
+  let closeBudget: (() => Promise<void>) | undefined;
 
   return {
     hub,
@@ -85,7 +91,21 @@ export function buildWtEdge(deps: WtEdgeDeps): WtEdge {
       const table = await startKeyTable({ config, kafka, logger: deps.logger, registry: metrics.register });
       closeTable = () => table.close();
       const { requireWs: ws, requireSse: sse, requireGrpc: grpc, requireWt: wt } = config.auth;
-      access = createStreamAccess({ table, require: { ws, sse, grpc, wt }, metrics });
+      // The failed-credential budget of the API and the Node edge (lib/auth/failure-budget.ts): the
+      // same code under Deno, shared with them in RATE_LIMIT_REDIS_URL's Redis when that is set.
+      const failures = await startFailureBudget({
+        settings: config.failureBudget,
+        topicNamespace: config.kafka.topicNamespace,
+        logger: deps.logger,
+        registry: metrics.register,
+        connectionName: 'casino-edge-webtransport-rate-limit',
+      });
+      closeBudget = () => failures.close();
+      access = guardStreamAccess(
+        createStreamAccess({ table, require: { ws, sse, grpc, wt }, metrics }),
+        failures.budget,
+        metrics.authRefusals,
+      );
       await source.start();
       core.start();
       transport = createWtTransport({
@@ -121,6 +141,7 @@ export function buildWtEdge(deps: WtEdgeDeps): WtEdge {
       await source.stop();
       access?.close();
       await closeTable?.();
+      await closeBudget?.();
       logger.info('webtransport edge stopped');
     },
   };

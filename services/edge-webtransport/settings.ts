@@ -16,7 +16,13 @@
  */
 import { z } from 'zod';
 import { type ConfigOf, dataPath, host, int, port, section } from '../../lib/config/core.ts';
-import { authSection, edgeSection, kafkaSection, processSection } from '../../lib/config/shared.ts';
+import {
+  authSection,
+  edgeSection,
+  failureBudgetSection,
+  kafkaSection,
+  processSection,
+} from '../../lib/config/shared.ts';
 import { ConfigError } from '../../lib/errors.ts';
 import { streamSection } from '../../lib/stream/config.ts';
 
@@ -58,5 +64,6 @@ export const WT_SECTIONS = [
   edgeSection,
   wtSection,
   streamSection,
+  failureBudgetSection,
 ] as const;
 export type WtConfig = ConfigOf<typeof WT_SECTIONS>;

@@ -4,14 +4,15 @@
  * other request with a status before the session exists. Each open session is a hub subscriber.
  * The `token=` query parameter is the credential (access.ts, AUTH_REQUIRE_WT, default off; the
  * request's `origin` field for public keys), checked before the session exists: 401/403/429
- * refuse it. A session whose key is revoked or deleted is closed (code 1008, as WebSocket).
+ * refuse it; past the failed-credential budget of the peer's IP, 429 before any check. A session whose key is revoked or deleted is closed (code 1008, as WebSocket).
  * Shutdown stops accepting, then ends sessions spread over the drain window with a close capsule
  * (code 1001, as the WebSocket transport's "going away").
  */
 
+import type { GuardedStreamAccess } from '../../lib/auth/failure-budget.ts';
 import type { Principal } from '../../lib/auth/verifier.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { HTTP_ERROR, type StreamAccess } from '../../lib/stream/access.ts';
+import { HTTP_ERROR } from '../../lib/stream/access.ts';
 import type { StreamCore } from '../../lib/stream/core.ts';
 import { heartbeatEnvelope } from '../../lib/stream/envelope.ts';
 import type { Selection } from '../../lib/stream/hub.ts';
@@ -56,8 +57,11 @@ export interface WtTransportDeps {
   readonly logger: Logger;
   readonly wt: WtConfig['wt'];
   readonly certificate: Pick<CertificateInfo, 'certPem' | 'keyPem'>;
-  /** Credential checks (protocol `wt`). */
-  readonly access: StreamAccess;
+  /**
+   * Credential checks (protocol `wt`) behind the failed-credential budget the API and the Node edge
+   * apply too (lib/auth/failure-budget.ts): the client is the QUIC peer (no proxy in between).
+   */
+  readonly access: GuardedStreamAccess;
   /** Heartbeat period of envelope sessions, ms (EDGE_SSE_HEARTBEAT_MS). */
   readonly heartbeatMs: number;
 }
@@ -90,7 +94,7 @@ export function createWtTransport(deps: WtTransportDeps): WtTransport {
     }
   };
 
-  async function serve(conn: Deno.QuicConn, remote: string): Promise<void> {
+  async function serve(conn: Deno.QuicConn, remote: string, client: string): Promise<void> {
     let selection: Selection | undefined;
     let options: StreamOptions | undefined;
     let decision: Exclude<ResumeDecision, { kind: 'refused' }> = { kind: 'fresh' };
@@ -107,6 +111,7 @@ export function createWtTransport(deps: WtTransportDeps): WtTransport {
         {
           credential: route.token,
           origin: request.origin,
+          client,
           ...(route.selection ? { selection: route.selection } : { scope: 'stream:game' as const }),
         },
         Date.now(),
@@ -232,7 +237,9 @@ export function createWtTransport(deps: WtTransportDeps): WtTransport {
       }
       // Without 0-RTT the result is a promise; the type is a union because of the 0-RTT overload.
       Promise.resolve(incoming.accept())
-        .then((conn) => serve(conn, `${conn.remoteAddr.hostname}:${conn.remoteAddr.port}`))
+        .then((conn) =>
+          serve(conn, `${conn.remoteAddr.hostname}:${conn.remoteAddr.port}`, conn.remoteAddr.hostname),
+        )
         .catch((err) => log.warn({ err: (err as Error).message }, 'QUIC connection failed'));
     }
   }

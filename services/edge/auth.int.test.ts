@@ -4,7 +4,11 @@
  * topic and read by each edge's own key table. Edge `on` requires credentials on WebSocket, SSE
  * and gRPC; edge `off` requires none (a credential that is present is still checked).
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../lib/logger.ts';
+import { type AuthTestApi, startAuthTestApi } from '../../tests/support/auth.ts';
+import { loadConfig } from '../../tests/support/config.ts';
 import { type TestKey, testKey } from '../../tests/support/credentials.ts';
 import {
   createTestLog,
@@ -15,8 +19,13 @@ import {
   untilKey,
 } from '../../tests/support/edge.ts';
 import { until } from '../../tests/support/poll.ts';
-import { type AttemptOptions, attempt, type StreamProto } from '../../tests/support/stream-clients.ts';
-import type { Edge } from './edge.ts';
+import {
+  type AttemptOptions,
+  attempt,
+  type EdgePorts,
+  type StreamProto,
+} from '../../tests/support/stream-clients.ts';
+import { buildEdge, type Edge } from './edge.ts';
 
 const ORIGIN = 'https://casino.example';
 const PROTOS: StreamProto[] = ['ws', 'sse', 'grpc', 'grpc-proxy'];
@@ -194,5 +203,169 @@ describe('stream credentials (real broker)', () => {
     ).toBeGreaterThan(0);
     for (const p of PROTOS)
       expect((await attempt(on, p, { path: 'crash', credential: victim.secret })).status).toBe(401);
+  });
+});
+
+/**
+ * The failed-credential budget on the streams (lib/auth/failure-budget.ts): the API's rule
+ * (RATE_LIMIT_AUTH_FAILURES 401s per client IP a window, then 429 for any credential from it, a
+ * valid one included), on every protocol, in one budget per IP across protocols, edges and the API.
+ * Clients are named by X-Forwarded-For, which the edges believe from loopback (EDGE_TRUST_PROXY).
+ */
+describe('failed-credential budget on the streams (RATE_LIMIT_AUTH_FAILURES 3)', () => {
+  const MAX = 3;
+  let log: TestLog;
+  let edge: Edge;
+  const good = testKey({ scopes: ['stream:*'] });
+  let n = 0;
+  /** A fresh documentation-range address per call (RFC 5737), so cases do not share budgets. */
+  const nextIp = () => `203.0.113.${++n}`;
+  const wrong = () => `sk_live_${randomBytes(32).toString('hex')}`;
+
+  beforeAll(async () => {
+    log = await createTestLog({ RATE_LIMIT_AUTH_FAILURES: MAX });
+    await log.appendKey({ type: 'KeyCreated', value: good.event });
+    edge = await startEdge(log, undefined, { requireWs: true, requireSse: true, requireGrpc: true });
+    await untilKey(edge, good.keyId, 'live');
+  }, 60_000);
+  afterAll(async () => {
+    await edge?.stop(0);
+    await log?.close();
+  });
+
+  const statusOf = async (target: Edge | EdgePorts, proto: StreamProto, o: Omit<AttemptOptions, 'path'>) => {
+    const a = await attempt(target, proto, { ...o, path: 'crash' });
+    a.close();
+    return a.status;
+  };
+
+  it.each(PROTOS)(
+    '%s: 10 wrong keys in a row are 401 until the budget is spent, then 429; then even a valid key; another IP is not affected',
+    async (proto) => {
+      const ip = nextIp();
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++)
+        statuses.push(await statusOf(edge, proto, { credential: wrong(), forwardedFor: ip }));
+      expect(statuses).toEqual([...Array(MAX).fill(401), ...Array(10 - MAX).fill(429)]);
+      expect(await statusOf(edge, proto, { credential: good.secret, forwardedFor: ip })).toBe(429);
+      expect(await statusOf(edge, proto, { credential: good.secret, forwardedFor: nextIp() })).toBe(200);
+    },
+  );
+
+  it('past the budget: Retry-After on SSE, RESOURCE_EXHAUSTED naming it on gRPC, counted as rate_limited', async () => {
+    const ip = nextIp();
+    for (let i = 0; i < MAX; i++) await statusOf(edge, 'sse', { credential: wrong(), forwardedFor: ip });
+    const res = await fetch(`http://127.0.0.1:${edge.httpPort}/sse/crash`, {
+      headers: { 'x-api-key': good.secret, 'x-forwarded-for': ip },
+    });
+    expect(res.status).toBe(429);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await res.json()).toEqual({
+      error: 'Too many requests, please slow down',
+      success: false,
+      reason: 'rate_limited',
+    });
+    const a = await attempt(edge, 'grpc', { path: 'crash', credential: good.secret, forwardedFor: ip });
+    expect(a.status).toBe(429);
+    expect(await a.ended).toBe('RESOURCE_EXHAUSTED');
+    expect(
+      await metricValue(edge, 'edge_auth_refusals_total', { protocol: 'sse', reason: 'rate_limited' }),
+    ).toBeGreaterThan(0);
+  });
+
+  it('one budget per IP across the protocols: failures on SSE and gRPC refuse a WebSocket', async () => {
+    const ip = nextIp();
+    expect(await statusOf(edge, 'sse', { credential: wrong(), forwardedFor: ip })).toBe(401);
+    expect(await statusOf(edge, 'grpc', { credential: wrong(), forwardedFor: ip })).toBe(401);
+    expect(await statusOf(edge, 'grpc-proxy', { credential: wrong(), forwardedFor: ip })).toBe(401);
+    expect(await statusOf(edge, 'ws', { credential: good.secret, forwardedFor: ip })).toBe(429);
+  });
+
+  it('a request without a credential is not refused past the budget (it spends, as on the API)', async () => {
+    const ip = nextIp();
+    for (let i = 0; i < MAX; i++) await statusOf(edge, 'sse', { credential: wrong(), forwardedFor: ip });
+    // AUTH_REQUIRE_SSE is on here: no credential is a 401 of its own, not a 429.
+    expect(await statusOf(edge, 'sse', { forwardedFor: ip })).toBe(401);
+  });
+
+  it('with EDGE_TRUST_PROXY=none a spoofed X-Forwarded-For does not change the identity', async () => {
+    const strict = buildEdge({
+      config: { ...log.config, edge: { ...log.config.edge, trustProxy: [] } },
+      logger: createLogger('edge-test', 'silent'),
+    });
+    await strict.start();
+    try {
+      await until(() => strict.source.ready, 20_000, 'edge source ready');
+      for (const proto of ['sse', 'ws'] as const) {
+        const statuses: number[] = [];
+        for (let i = 0; i <= MAX; i++)
+          statuses.push(await statusOf(strict, proto, { credential: wrong(), forwardedFor: nextIp() }));
+        // The budget of 127.0.0.1 (the peer): SSE spends it, and WebSocket meets it spent.
+        expect(statuses.at(-1), proto).toBe(429);
+      }
+    } finally {
+      await strict.stop(0);
+    }
+  });
+});
+
+describe('one failed-credential budget for the API and the edges (shared Redis, RATE_LIMIT_REDIS_URL)', () => {
+  const MAX = 3;
+  const REDIS = loadConfig(process.env).api.rateLimitRedisUrl || 'redis://127.0.0.1:56379';
+  let log: TestLog;
+  let api: AuthTestApi;
+  const edges: Edge[] = [];
+  const good = testKey({ scopes: ['stream:*'] });
+  let n = 0;
+  const nextIp = () => `198.18.0.${++n}`;
+  const wrong = () => `sk_live_${randomBytes(32).toString('hex')}`;
+
+  beforeAll(async () => {
+    const shared = { RATE_LIMIT_AUTH_FAILURES: MAX, RATE_LIMIT_REDIS_URL: REDIS };
+    log = await createTestLog(shared);
+    await log.appendKey({ type: 'KeyCreated', value: good.event });
+    api = await startAuthTestApi({ ...shared, TOPIC_NAMESPACE: log.config.kafka.topicNamespace });
+    // Two edges: two processes' worth of in-memory counters, which only Redis can join.
+    for (let i = 0; i < 2; i++) edges.push(await startEdge(log, undefined, { requireSse: true }));
+    for (const e of edges) await untilKey(e, good.keyId, 'live');
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(edges.map((e) => e.stop(0)));
+    await api?.close();
+    await log?.close();
+  });
+
+  const sse = async (e: Edge, credential: string, ip: string) => {
+    const a = await attempt(e, 'sse', { path: 'crash', credential, forwardedFor: ip });
+    a.close();
+    return a.status;
+  };
+
+  it('failures on the API refuse that IP on the edges, a valid key included', async () => {
+    const ip = nextIp();
+    for (let i = 0; i < MAX; i++) {
+      const res = await api.app.inject({
+        url: '/api/games',
+        remoteAddress: ip,
+        headers: { 'x-api-key': wrong() },
+      });
+      expect(res.statusCode).toBe(401);
+    }
+    for (const e of edges) expect(await sse(e, good.secret, ip)).toBe(429);
+    expect(await sse(edges[0] as Edge, good.secret, nextIp())).toBe(200);
+  });
+
+  it('failures spread over two edges add up, and the API refuses that IP too', async () => {
+    const ip = nextIp();
+    expect(await sse(edges[0] as Edge, wrong(), ip)).toBe(401);
+    expect(await sse(edges[1] as Edge, wrong(), ip)).toBe(401);
+    expect(await sse(edges[0] as Edge, wrong(), ip)).toBe(401);
+    expect(await sse(edges[1] as Edge, good.secret, ip)).toBe(429);
+    const res = await api.app.inject({
+      url: '/api/auth/keys',
+      remoteAddress: ip,
+      headers: { 'x-api-key': api.adminKey },
+    });
+    expect(res.statusCode).toBe(429);
   });
 });

@@ -4,7 +4,9 @@
  * Its own settings: GRPC_HOST / GRPC_PORT, the gRPC listener, service datastream.DataStream
  * (127.0.0.1 / 50051, seed 000 "{grpc_host}:50051"; 0 = any free port); GRPC_MAX_BUFFER_BYTES, a gRPC
  * stream whose unsent bytes pass this is ended with RESOURCE_EXHAUSTED (1 MiB).
- * Shared: EDGE_*, KAFKA_*, TOPIC_*, DATABASE_*, AUTH_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS (lib/config/shared.ts);
+ * Shared: EDGE_* (EDGE_TRUST_PROXY: whose X-Forwarded-For names the client), KAFKA_*, TOPIC_*, DATABASE_*,
+ * AUTH_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, and the failed-credential budget the API applies too:
+ * RATE_LIMIT_AUTH_FAILURES, RATE_LIMIT_WINDOW_MS, RATE_LIMIT_REDIS_URL (lib/config/shared.ts);
  * STREAM_* (catch-up rates, subscriptions per connection: lib/stream/config.ts).
  */
 import { configLoader, host, int, port, section } from '../../lib/config/core.ts';
@@ -12,6 +14,7 @@ import {
   authSection,
   dbSection,
   edgeSection,
+  failureBudgetSection,
   kafkaSection,
   processSection,
 } from '../../lib/config/shared.ts';
@@ -38,5 +41,6 @@ export const loadEdgeConfig = configLoader([
   edgeSection,
   grpcSection,
   streamSection,
+  failureBudgetSection,
 ]);
 export type EdgeConfig = ReturnType<typeof loadEdgeConfig>;

@@ -8,6 +8,11 @@
  */
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { AggregatorRegistry } from 'prom-client';
+import {
+  type GuardedStreamAccess,
+  guardStreamAccess,
+  startFailureBudget,
+} from '../../lib/auth/failure-budget.ts';
 import { startKeyTable } from '../../lib/auth/key-table.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import {
@@ -16,9 +21,10 @@ import {
   SEED_CORS_HEADERS,
   seedFrameworkErrors,
 } from '../../lib/http/error-form.ts';
+import { proxyTrust } from '../../lib/http/trust.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { type AccessKeyTable, createStreamAccess, type StreamAccess } from '../../lib/stream/access.ts';
+import { type AccessKeyTable, createStreamAccess } from '../../lib/stream/access.ts';
 import { createEdgeStreams, type StreamCore } from '../../lib/stream/core.ts';
 import type { FanOutHub } from '../../lib/stream/hub.ts';
 import { createEdgeMetrics, type EdgeMetrics, initProtocolSeries } from '../../lib/stream/metrics.ts';
@@ -91,12 +97,16 @@ export function buildEdge(deps: EdgeDeps): Edge {
     forceCloseConnections: true,
     routerOptions: { maxParamLength: 16_384 },
     frameworkErrors: seedFrameworkErrors(),
+    // req.ip is the client the failed-credential budget counts: the peer, or the browser named in
+    // X-Forwarded-For by a trusted proxy (EDGE_TRUST_PROXY: the gateway on loopback by default).
+    trustProxy: proxyTrust(config.edge.trustProxy, 'EDGE_TRUST_PROXY'),
   });
   let httpPort = 0;
   let started = false;
-  let access: StreamAccess | undefined;
+  let access: GuardedStreamAccess | undefined;
   let keyTable: AccessKeyTable | undefined = deps.keyTable;
   let closeTable: (() => Promise<void>) | undefined;
+  let closeBudget: (() => Promise<void>) | undefined;
 
   http.setErrorHandler((err: FastifyError, _req, reply) => {
     const { status, error } = frameworkError(err);
@@ -147,7 +157,21 @@ export function buildEdge(deps: EdgeDeps): Edge {
         keyTable = t;
       }
       const { requireWs: ws, requireSse: sse, requireGrpc: grpc, requireWt: wt } = config.auth;
-      access = createStreamAccess({ table, require: { ws, sse, grpc, wt }, metrics });
+      // The failed-credential budget the API applies too (lib/auth/failure-budget.ts), shared with
+      // it and the other edges in RATE_LIMIT_REDIS_URL's Redis when that is set.
+      const failures = await startFailureBudget({
+        settings: config.failureBudget,
+        topicNamespace: config.kafka.topicNamespace,
+        logger: deps.logger,
+        registry: metrics.register,
+        connectionName: 'casino-edge-rate-limit',
+      });
+      closeBudget = () => failures.close();
+      access = guardStreamAccess(
+        createStreamAccess({ table, require: { ws, sse, grpc, wt }, metrics }),
+        failures.budget,
+        metrics.authRefusals,
+      );
       await source.start();
       core.start();
       const ctx: EdgeContext = {
@@ -182,6 +206,7 @@ export function buildEdge(deps: EdgeDeps): Edge {
       await source.stop();
       access?.close();
       await closeTable?.();
+      await closeBudget?.();
       logger.info('edge stopped');
     },
   };

@@ -8,6 +8,7 @@ import {
   authSection,
   dbSection,
   edgeSection,
+  failureBudgetSection,
   gamesSection,
   kafkaSection,
   moneySection,
@@ -48,6 +49,7 @@ export const loadConfig = configLoader([
   walletSagaSection,
   streamSection,
   gamesSection,
+  failureBudgetSection,
 ]);
 
 /** The configuration of every service. */

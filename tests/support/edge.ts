@@ -53,6 +53,9 @@ export async function createTestLog(overrides: Record<string, string | number> =
     GRPC_PORT: 0,
     LOG_LEVEL: 'silent',
     AUTH_TOKEN_SECRET: randomBytes(32).toString('hex'),
+    // The credential tests send many bad credentials from 127.0.0.1 on purpose; the failed-credential
+    // budget has tests of its own (services/edge/auth.int.test.ts), which set it low.
+    RATE_LIMIT_AUTH_FAILURES: 1_000_000,
     ...overrides,
   });
   const kafka = createKafka(config, 'edge-test', createLogger('edge-test', 'silent'));

@@ -33,6 +33,8 @@ export interface AttemptOptions {
   readonly referer?: string;
   /** SSE/gRPC: send the credential in the query (`token`/`api_key`) or as `Authorization: Bearer`. */
   readonly via?: 'header' | 'query' | 'bearer';
+  /** The client a proxy names: `X-Forwarded-For` (gRPC: metadata `x-forwarded-for`). */
+  readonly forwardedFor?: string;
 }
 
 export interface Attempt {
@@ -61,6 +63,7 @@ function headersOf(o: AttemptOptions): Record<string, string> {
   const h: Record<string, string> = {};
   if (o.origin) h.Origin = o.origin;
   if (o.referer) h.Referer = o.referer;
+  if (o.forwardedFor) h['X-Forwarded-For'] = o.forwardedFor;
   if (o.credential && o.via !== 'query') {
     if (o.via === 'bearer') h.Authorization = `Bearer ${o.credential}`;
     else h['X-API-Key'] = o.credential;
@@ -71,6 +74,7 @@ function headersOf(o: AttemptOptions): Record<string, string> {
 function ws(port: number, o: AttemptOptions): Promise<Attempt> {
   const sock = new WebSocket(`ws://127.0.0.1:${port}/ws/${o.path}`, o.credential ? [o.credential] : [], {
     ...(o.origin ? { origin: o.origin } : {}),
+    ...(o.forwardedFor ? { headers: { 'X-Forwarded-For': o.forwardedFor } } : {}),
   });
   const received: string[] = [];
   sock.on('message', (d) => received.push(d.toString()));
@@ -112,6 +116,7 @@ function grpc(port: number, o: AttemptOptions): Promise<Attempt> {
     else md.set('x-api-key', o.credential);
   }
   if (o.origin) md.set('origin', o.origin);
+  if (o.forwardedFor) md.set('x-forwarded-for', o.forwardedFor);
   const call = o.path.startsWith('type/')
     ? client.StreamByType({ game_type: o.path.slice(5) }, md)
     : o.path === 'all'

@@ -5,9 +5,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Kafka } from 'kafkajs';
+import type { GuardedStreamAccess } from '../../../lib/auth/failure-budget.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import type { Logger } from '../../../lib/logger.ts';
-import type { StreamAccess } from '../../../lib/stream/access.ts';
 import type { StreamCore } from '../../../lib/stream/core.ts';
 import type { FanOutHub } from '../../../lib/stream/hub.ts';
 import type { EdgeMetrics } from '../../../lib/stream/metrics.ts';
@@ -24,8 +24,12 @@ export interface EdgeContext {
   readonly http: FastifyInstance;
   /** Read-model database, when the edge was given one (gRPC GetHistory). */
   readonly sql?: Sql;
-  /** Credential checks for new streams (access.ts); every stream transport calls it before opening. */
-  readonly access: StreamAccess;
+  /**
+   * Credential checks for new streams (lib/stream/access.ts) behind the failed-credential budget
+   * (lib/auth/failure-budget.ts); every stream transport calls it, with the client's address,
+   * before opening.
+   */
+  readonly access: GuardedStreamAccess;
   /** Resumes, catch-ups and subscriptions (lib/stream/core.ts), shared by every transport. */
   readonly core: StreamCore;
 }

@@ -77,9 +77,14 @@ function sendError(reply: FastifyReply, err: ServiceError): void {
   reply.send({ error, success: false });
 }
 
-/** The gRPC metadata carrying the page's credential and Origin. */
+/**
+ * The gRPC metadata carrying the page's credential and Origin, and its address as the edge's HTTP
+ * server resolved it (`x-forwarded-for`: the gRPC server believes it from this loopback dial, so
+ * the failed-credential budget counts the browser, not the proxy).
+ */
 export function metadataOf(req: FastifyRequest<{ Querystring: Query }>): Metadata {
   const md = new Metadata();
+  md.set('x-forwarded-for', req.ip);
   const q = (k: string) => {
     const v = req.query[k];
     return Array.isArray(v) ? v.at(-1) : v;

@@ -11,6 +11,7 @@ import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
+import { proxyTrust } from '../../../../lib/http/trust.ts';
 import { closeSpread } from '../../../../lib/stream/drain.ts';
 import type { EdgeContext, Transport } from '../transport.ts';
 import { dataStreamService, LOADER_OPTIONS, loadDataStream, SERVICE_NAME } from './proto.ts';
@@ -83,6 +84,7 @@ export function createGrpcTransport(): GrpcTransport {
           streams,
           accepting: () => accepting,
           access: ctx.access,
+          trust: proxyTrust(ctx.config.edge.trustProxy, 'EDGE_TRUST_PROXY'),
           core: ctx.core,
           heartbeatMs: ctx.config.edge.sseHeartbeatMs,
         }),

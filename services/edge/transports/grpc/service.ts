@@ -19,11 +19,13 @@ import {
   status,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
+import type { GuardedStreamAccess } from '../../../../lib/auth/failure-budget.ts';
 import type { Scope } from '../../../../lib/auth/scopes.ts';
 import type { Principal } from '../../../../lib/auth/verifier.ts';
 import type { Sql } from '../../../../lib/db/pool.ts';
+import { clientAddress, type TrustFn } from '../../../../lib/http/trust.ts';
 import type { Logger } from '../../../../lib/logger.ts';
-import { bearer, HTTP_ERROR, type StreamAccess } from '../../../../lib/stream/access.ts';
+import { bearer, HTTP_ERROR } from '../../../../lib/stream/access.ts';
 import type { StreamCore } from '../../../../lib/stream/core.ts';
 import type { FanOutHub, Selection } from '../../../../lib/stream/hub.ts';
 import type { EdgeMetrics } from '../../../../lib/stream/metrics.ts';
@@ -62,8 +64,10 @@ export interface HandlerDeps {
   readonly streams: Set<GrpcStreamSubscription>;
   /** False once the transport is stopping: new streams are refused with UNAVAILABLE. */
   readonly accepting: () => boolean;
-  /** Credential checks (GRPC switch: AUTH_REQUIRE_GRPC). */
-  readonly access: StreamAccess;
+  /** Credential checks (GRPC switch: AUTH_REQUIRE_GRPC) behind the failed-credential budget. */
+  readonly access: GuardedStreamAccess;
+  /** Whose `x-forwarded-for` metadata names the client (EDGE_TRUST_PROXY; the gRPC proxy's loopback dial). */
+  readonly trust: TrustFn;
   /** Resumes and subscriptions (lib/stream/core.ts). */
   readonly core: StreamCore;
   /** Period of StreamRoundEvents heartbeats, ms (EDGE_SSE_HEARTBEAT_MS). */
@@ -82,18 +86,39 @@ function metadataValue(md: Metadata, key: string): string | undefined {
 }
 
 /**
- * Checks the call's credential.
+ * The address of a call's peer as `getPeer()` gives it (`1.2.3.4:5`, `[::1]:5`, or with an
+ * `ipv4:`/`ipv6:` scheme as older grpc-js wrote it), without port; '' for a Unix socket; the whole
+ * text when it has another form.
+ */
+export function peerAddress(peer: string): string {
+  if (peer.startsWith('unix:')) return '';
+  const bare = peer.replace(/^ipv[46]:/, '');
+  const m = /^\[([^\]]+)\]:\d+$/.exec(bare) ?? /^(\d+\.\d+\.\d+\.\d+):\d+$/.exec(bare);
+  return m ? (m[1] as string) : bare;
+}
+
+/**
+ * Checks the call's credential; `peer` is `call.getPeer()`, whose `x-forwarded-for` metadata is
+ * believed when `trust` says so (the edge's gRPC proxy dials on loopback and names the browser).
  * @returns the principal (undefined for an anonymous call allowed by AUTH_REQUIRE_GRPC=false).
- * @throws RpcError UNAUTHENTICATED, PERMISSION_DENIED or RESOURCE_EXHAUSTED; details end in `(<reason>)`.
+ * @throws RpcError UNAUTHENTICATED, PERMISSION_DENIED or RESOURCE_EXHAUSTED (also past the
+ *   failed-credential budget of the client's IP); details end in `(<reason>)`.
  */
 export async function admit(
-  access: StreamAccess,
-  metadata: Metadata,
+  access: GuardedStreamAccess,
+  call: { readonly metadata: Metadata; getPeer(): string },
   need: { selection: Selection } | { scope: Scope },
+  trust: TrustFn,
 ): Promise<Principal | undefined> {
+  const { metadata } = call;
   const credential = metadataValue(metadata, 'x-api-key') ?? bearer(metadataValue(metadata, 'authorization'));
   const origin = metadataValue(metadata, 'origin');
-  const v = await access.check('grpc', { credential, origin, ...need }, Date.now());
+  const client = clientAddress(
+    peerAddress(call.getPeer()),
+    metadataValue(metadata, 'x-forwarded-for'),
+    trust,
+  );
+  const v = await access.check('grpc', { credential, origin, ...need, client }, Date.now());
   if (v.ok) return v.principal;
   const wait = v.retryAfterS === undefined ? '' : `, retry after ${v.retryAfterS} s`;
   throw new RpcError(CODE_OF[v.status], `${HTTP_ERROR[v.status]}: ${v.message}${wait} (${v.reason})`);
@@ -115,7 +140,7 @@ export function createHandlers(deps: HandlerDeps): UntypedServiceImplementation 
   function unary<Req, Res>(scope: Scope, fn: (req: Req) => Promise<Res> | Res) {
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
       Promise.resolve()
-        .then(() => admit(deps.access, call.metadata, { scope }))
+        .then(() => admit(deps.access, call, { scope }, deps.trust))
         .then(() => fn(call.request))
         .then(
           (res) => callback(null, res),
@@ -142,7 +167,7 @@ export function createHandlers(deps: HandlerDeps): UntypedServiceImplementation 
       try {
         if (!deps.accepting()) throw new RpcError(status.UNAVAILABLE, 'server shutting down');
         plan = parse(call.request);
-        principal = await admit(deps.access, call.metadata, { selection: plan.selection });
+        principal = await admit(deps.access, call, { selection: plan.selection }, deps.trust);
         decision = await deps.core.decide(plan.selection, plan.since);
         if (decision.kind === 'refused') {
           deps.core.report(PROTOCOL, decision);

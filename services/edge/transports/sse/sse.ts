@@ -137,7 +137,7 @@ export function createSseTransport(): Transport {
         const origin = requestOrigin(req.headers);
         const verdict = await ctx.access.check(
           'sse',
-          { credential: sseCredentialOf(req), origin, selection },
+          { credential: sseCredentialOf(req), origin, selection, client: req.ip },
           Date.now(),
         );
         if (!verdict.ok) {

@@ -35,6 +35,7 @@
  * - Shutdown: the listener closes first, then sockets get 1001 spread over the drain window.
  */
 
+import { clientAddress, proxyTrust } from '../../../../lib/http/trust.ts';
 import { HTTP_ERROR } from '../../../../lib/stream/access.ts';
 import { closeSpread } from '../../../../lib/stream/drain.ts';
 import { heartbeatEnvelope } from '../../../../lib/stream/envelope.ts';
@@ -82,6 +83,7 @@ export function createWsTransport(): Transport {
     async start(ctx: EdgeContext) {
       const { config, metrics, core } = ctx;
       const log = ctx.logger.child({ component: 'edge-ws' });
+      const trust = proxyTrust(ctx.config.edge.trustProxy, 'EDGE_TRUST_PROXY');
       const limit = config.edge.wsMaxBufferBytes;
       const subscribers = metrics.subscribers.labels('ws');
       const a = uws.App();
@@ -120,6 +122,12 @@ export function createWsTransport(): Transport {
           const key = req.getHeader('sec-websocket-key');
           const extensions = req.getHeader('sec-websocket-extensions');
           const origin = req.getHeader('origin') || undefined;
+          // The client the failed-credential budget counts (EDGE_TRUST_PROXY, lib/http/trust.ts).
+          const client = clientAddress(
+            Buffer.from(res.getRemoteAddressAsText()).toString(),
+            req.getHeader('x-forwarded-for') || undefined,
+            trust,
+          );
           const opted = parseStreamOptions(queryOf(`?${query}`));
           if (!opted.ok) return reject(res, 400, opted.error);
           const options = opted.options;
@@ -140,6 +148,7 @@ export function createWsTransport(): Transport {
               {
                 credential: protocol,
                 origin,
+                client,
                 ...(selection ? { selection } : { scope: 'stream:game' as const }),
               },
               Date.now(),
