@@ -14,6 +14,10 @@
 #     drive it with playwright-core; npm start does not need it, so only scripts/test.sh asks for it.
 #   - with --proxy: Debian's nginx (/usr/sbin/nginx), which tests/proxy.e2e.test.ts runs with the compose
 #     deployment's reverse proxy configuration (ops/nginx/casino.conf.template); only scripts/test.sh asks.
+#   - with --compose: a Compose implementation (Debian's docker-compose, unless `docker compose` or
+#     docker-compose is there), which tests/compose.e2e.test.ts validates docker-compose.yml with
+#     (`config` needs no container engine; without one the test parses the YAML itself); only
+#     scripts/test.sh asks.
 #   - redis-server (with redis-cli) for the local Redis of scripts/redis.sh, the shared rate-limit store
 #     and its integration test: installed with apt-get when running as root, else the command is printed.
 # The local Postgres server is installed on demand by scripts/postgres.sh (and Redis by scripts/redis.sh
@@ -25,11 +29,13 @@ cd "$ROOT"
 export DEBIAN_FRONTEND=noninteractive
 want_browser=0
 want_proxy=0
+want_compose=0
 for arg in "$@"; do
   case "$arg" in
     --browser) want_browser=1 ;;
     --proxy) want_proxy=1 ;;
-    *) die deps "unknown option $arg (known: --browser, --proxy)" ;;
+    --compose) want_compose=1 ;;
+    *) die deps "unknown option $arg (known: --browser, --proxy, --compose)" ;;
   esac
 done
 
@@ -90,7 +96,7 @@ if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; th
 
 # The compose check (tests/compose.e2e.test.ts) validates docker-compose.yml with a Compose
 # implementation when one exists; Debian's docker-compose needs no container engine for `config`.
-if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null; then
+if ((want_compose == 1)) && ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null; then
   if [[ "$(id -u)" -eq 0 ]]; then
     apt_install docker-compose docker-compose || say deps "docker-compose could not be installed; the compose check will parse the YAML itself"
   else

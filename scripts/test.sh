@@ -42,7 +42,7 @@ step() {
   "$@"
 }
 
-step bash scripts/ensure-deps.sh --browser --proxy
+step bash scripts/ensure-deps.sh --browser --proxy --compose
 # grpcurl and schemathesis into .cache/ (the gRPC reflection and the API contract tests use them).
 step bash scripts/ensure-test-tools.sh
 step "$BIN/biome" check --no-errors-on-unmatched .
