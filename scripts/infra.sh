@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Local infrastructure: Kafka (scripts/kafka.sh), Postgres (scripts/postgres.sh) and Redis
+# Local infrastructure: Kafka (scripts/kafka.sh; KAFKA_CLUSTER_SIZE=3 for a three-node cluster), Postgres (scripts/postgres.sh) and Redis
 # (scripts/redis.sh: the optional shared rate-limit store, RATE_LIMIT_REDIS_URL, and its tests).
 #
 #   bash scripts/infra.sh up|down|status
@@ -17,7 +17,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/_common.sh"
 # actual addresses when KAFKA_PORT or PGPORT move them.
 setup_env() {
   env KAFKAJS_NO_PARTITIONER_WARNING=1 \
-    KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-19092}}" \
+    KAFKA_BROKERS="${KAFKA_BROKERS:-$(bash "$ROOT/scripts/kafka.sh" brokers)}" \
     DATABASE_URL="${DATABASE_URL:-postgres://casino:casino@127.0.0.1:${PGPORT:-55432}/casino}" "$@"
 }
 
@@ -28,7 +28,7 @@ up() {
   bash "$ROOT/scripts/redis.sh" start
   setup_env "$TSX" "$ROOT/scripts/create-topics.ts" || die infra "topic creation failed"
   setup_env "$TSX" "$ROOT/scripts/migrate.ts" || die infra "migrations failed"
-  say infra "up: kafka ${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-19092}}, postgres ${DATABASE_URL:+(DATABASE_URL)}${DATABASE_URL:-127.0.0.1:${PGPORT:-55432}}, redis 127.0.0.1:${REDIS_PORT:-56379}"
+  say infra "up: kafka ${KAFKA_BROKERS:-$(bash "$ROOT/scripts/kafka.sh" brokers)}, postgres ${DATABASE_URL:+(DATABASE_URL)}${DATABASE_URL:-127.0.0.1:${PGPORT:-55432}}, redis 127.0.0.1:${REDIS_PORT:-56379}"
 }
 
 down() {

@@ -62,7 +62,7 @@ step tier unit
 step bash scripts/infra.sh up
 # For the tests only: exported, they would make `infra.sh down` treat the local servers as external.
 tier_env=(
-  KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:${KAFKA_PORT:-19092}}"
+  KAFKA_BROKERS="${KAFKA_BROKERS:-$(bash scripts/kafka.sh brokers)}"
   DATABASE_URL="${DATABASE_URL:-postgres://casino:casino@127.0.0.1:${PGPORT:-55432}/casino}"
 )
 step tier int "${tier_env[@]}"

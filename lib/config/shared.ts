@@ -7,7 +7,8 @@
  *   the broker scripts/kafka.sh starts).
  * - TOPIC_NAMESPACE: prefix of every topic name, so tests and tenants get their own topics ('').
  * - TOPIC_PARTITIONS: partitions of topics the project creates (3).
- * - TOPIC_REPLICATION_FACTOR: replication factor of created topics (1).
+ * - TOPIC_REPLICATION_FACTOR: replication factor of created topics (unset: 3 with min.insync.replicas 2
+ *   when the cluster has 3 brokers or more at topic creation, else 1; lib/log/topics.ts).
  * - KAFKA_LAG_REFRESH_MS: period of every consumer's admin read of high-water marks for
  *   `kafka_consumer_lag` (lib/log/consumer-lag.ts), which moves the lag of idle or paused partitions (10000 ms).
  * - DATABASE_URL: Postgres connection URL (postgres://casino:casino@127.0.0.1:55432/casino).
@@ -42,15 +43,6 @@
  * - EDGE_SSE_MAX_BUFFER_BYTES: an SSE subscriber whose unsent bytes pass this is closed (1 MiB).
  * - EDGE_SSE_HEARTBEAT_MS: SSE `: heartbeat` comment period (15000 ms, seed 000 "Limits").
  * - EDGE_DRAIN_MS: on shutdown, window over which open streams are closed (5000 ms).
- * - EDGE_TRUST_PROXY: comma-separated addresses/CIDRs of peers whose X-Forwarded-For (SSE, WebSocket
- *   upgrade; gRPC metadata `x-forwarded-for`) names the client the failed-credential budget counts
- *   (lib/http/trust.ts); `none` for no proxy. Default loopback (127.0.0.1,::1): the gateway and the
- *   edge's own gRPC proxy on the host, while the edge listens on loopback only (127.0.0.1,::1).
- * - RATE_LIMIT_AUTH_FAILURES / RATE_LIMIT_WINDOW_MS / RATE_LIMIT_REDIS_URL: the failed-credential budget
- *   the API and both edges share (lib/auth/failure-budget.ts; the API's settings, same names and rules):
- *   401 answers per client IP per window (20 per 60000 ms); past it, that IP's attempts carrying a
- *   credential are refused (429, gRPC RESOURCE_EXHAUSTED). Counted in the Redis of RATE_LIMIT_REDIS_URL,
- *   shared by every API and edge process, or else per process ('').
  * - GAMES_EXTERNAL: comma-separated slugs of the games whose rounds an external game server publishes
  *   (POST /api/rounds/open and POST /api/rounds); the round engine runs every other game and refuses to
  *   start with one of these in ROUND_GAMES, so each game has exactly one writer (docs/threat-model.md)
@@ -67,7 +59,7 @@ import { z } from 'zod';
 import { GAME_SLUGS, type GameSlug } from '../../rules/games/catalog.ts';
 import { cryptoProblems, DEFAULT_CRYPTO } from '../../rules/money/currencies.ts';
 import type { ConfigOf } from './core.ts';
-import { bool, csv, dataPath, host, int, port, section, sqlIdentifier } from './core.ts';
+import { bool, dataPath, host, int, port, section, sqlIdentifier } from './core.ts';
 
 export const kafkaSection = section({
   name: 'kafka',
@@ -83,7 +75,7 @@ export const kafkaSection = section({
       .regex(/^[a-zA-Z0-9._-]*$/, 'letters, digits, . _ - only')
       .default(''),
     TOPIC_PARTITIONS: int(1, 1024).default(3),
-    TOPIC_REPLICATION_FACTOR: int(1, 16).default(1),
+    TOPIC_REPLICATION_FACTOR: int(1, 16).optional(),
     KAFKA_LAG_REFRESH_MS: int(100, 3_600_000).default(10_000),
     // The local broker's own settings, read by scripts/kafka.sh (ports, heap, start and stop
     // bounds). Declared so that a service started with them in its environment (a moved local
@@ -93,12 +85,16 @@ export const kafkaSection = section({
     KAFKA_HEAP_OPTS: z.string().optional(),
     KAFKA_READY_TIMEOUT_MS: int(1, 3_600_000).optional(),
     KAFKA_STOP_TIMEOUT_S: int(1, 3_600).optional(),
+    KAFKA_CLUSTER_SIZE: int(1, 9).optional(),
+    KAFKA_FAILOVER: z.enum(['tuned', 'kafka-defaults']).optional(),
+    KAFKA_NODE: int(1, 9).optional(),
   },
   build: (r) => ({
     brokers: r.KAFKA_BROKERS as readonly string[],
     topicNamespace: r.TOPIC_NAMESPACE,
     partitions: r.TOPIC_PARTITIONS,
-    replicationFactor: r.TOPIC_REPLICATION_FACTOR,
+    /** Replication of created topics; undefined: decided from the cluster's broker count. */
+    replicationFactor: r.TOPIC_REPLICATION_FACTOR as number | undefined,
     /** Period of the admin read behind `kafka_consumer_lag`, ms. */
     lagRefreshMs: r.KAFKA_LAG_REFRESH_MS,
   }),
@@ -194,7 +190,6 @@ export const edgeSection = section({
     EDGE_SSE_MAX_BUFFER_BYTES: int(1024, 1 << 30).default(1 << 20),
     EDGE_SSE_HEARTBEAT_MS: int(50, 3_600_000).default(15_000),
     EDGE_DRAIN_MS: int(0, 600_000).default(5_000),
-    EDGE_TRUST_PROXY: csv.default(['127.0.0.1', '::1']),
   },
   build: (r) => ({
     host: r.EDGE_HOST,
@@ -206,41 +201,6 @@ export const edgeSection = section({
     sseMaxBufferBytes: r.EDGE_SSE_MAX_BUFFER_BYTES,
     sseHeartbeatMs: r.EDGE_SSE_HEARTBEAT_MS,
     drainMs: r.EDGE_DRAIN_MS,
-    /** Peers whose X-Forwarded-For names the client; empty when EDGE_TRUST_PROXY is `none`. */
-    trustProxy: r.EDGE_TRUST_PROXY.filter((a) => a !== 'none') as readonly string[],
-  }),
-});
-
-/**
- * The settings of the failed-credential budget, one definition for the API (services/api/config.ts,
- * whose request limit reads RATE_LIMIT_WINDOW_MS and RATE_LIMIT_REDIS_URL too) and the edges.
- */
-export const FAILURE_BUDGET_SETTINGS = {
-  RATE_LIMIT_WINDOW_MS: int(1000, 86_400_000).default(60_000),
-  RATE_LIMIT_AUTH_FAILURES: int(1, 1_000_000).default(20),
-  RATE_LIMIT_REDIS_URL: z
-    .string()
-    .regex(
-      /^rediss?:\/\/([^\s@/]*@)?(\[[0-9a-fA-F:.]+\]|[^\s@/:[\]]+):\d{1,5}(\/\d{1,2})?$/,
-      'redis://[user:password@]host:port[/db]',
-    )
-    .default(''),
-} as const;
-
-/**
- * The failed-credential budget as the edges read it (lib/auth/failure-budget.ts). No owned prefix:
- * the API's other RATE_LIMIT_ settings may be in an edge's environment too.
- */
-export const failureBudgetSection = section({
-  name: 'failureBudget',
-  prefixes: [],
-  shape: FAILURE_BUDGET_SETTINGS,
-  build: (r) => ({
-    /** 401 answers one client IP may get per window. */
-    max: r.RATE_LIMIT_AUTH_FAILURES,
-    windowMs: r.RATE_LIMIT_WINDOW_MS,
-    /** Shared store (`redis://…`), or '' for per-process counters. */
-    redisUrl: r.RATE_LIMIT_REDIS_URL,
   }),
 });
 

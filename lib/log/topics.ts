@@ -4,6 +4,7 @@
  * tests), never by broker auto-create.
  */
 import kafkajs, { type Admin, type ITopicConfig } from 'kafkajs';
+import pRetry from 'p-retry';
 
 // Not a named export of kafkajs's CommonJS build.
 const { ConfigResourceTypes } = kafkajs;
@@ -140,36 +141,157 @@ export function topicName(config: Pick<SharedConfig, 'kafka'>, key: TopicKey): s
 }
 
 /**
- * Creates the given topics when missing (partitions and replication from config), and brings the
- * topic configuration of existing ones to their spec when it differs (e.g. a topic created before
- * it used LogAppendTime; partitions and replication are left as they are). Waits for leaders so
- * producers can append right after.
+ * Kafka protocol errors (kafkajs' `type`) a cluster answers while one broker's metadata lags the
+ * controller's: a topic the controller has just created that this broker has not heard of yet
+ * ("This server does not host this topic-partition"), a partition whose leader it does not know,
+ * a request sent to a broker that is no longer (or not yet) the controller. Waiting and asking
+ * again is the remedy (the Kafka protocol guide marks each retriable).
+ */
+export const METADATA_LAG_ERRORS: ReadonlySet<string> = new Set([
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'LEADER_NOT_AVAILABLE',
+  'NOT_LEADER_OR_FOLLOWER',
+  'REPLICA_NOT_AVAILABLE',
+  'NOT_CONTROLLER',
+]);
+
+/**
+ * True when `err`, or an error it wraps (kafkajs' `cause` / `originalError`, the members of a
+ * KafkaJSAggregateError), is one of METADATA_LAG_ERRORS.
+ */
+export function isMetadataLag(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length > 0) {
+    const e = queue.shift() as
+      | { type?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown }
+      | undefined;
+    if (!e || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    if (typeof e.type === 'string' && METADATA_LAG_ERRORS.has(e.type)) return true;
+    queue.push(e.cause, e.originalError, ...(Array.isArray(e.errors) ? e.errors : []));
+  }
+  return false;
+}
+
+/**
+ * How long ensureTopics keeps asking a cluster whose metadata lags (METADATA_LAG_ERRORS): retries
+ * 200 ms apart growing to 2 s, for at most 60 s in all; a fresh cluster catches up within seconds.
+ */
+export const METADATA_LAG_RETRY = {
+  retries: 30,
+  factor: 2,
+  minTimeout: 200,
+  maxTimeout: 2000,
+  maxRetryTime: 60_000,
+} as const;
+
+/** Replication and in-sync minimum of created topics: 3 and 2 from three brokers up, else 1 and 1. */
+export function replicationFor(
+  brokers: number,
+  configured: number | undefined,
+): {
+  replicationFactor: number;
+  minInsyncReplicas: number;
+} {
+  const replicationFactor = configured ?? (brokers >= 3 ? 3 : 1);
+  return { replicationFactor, minInsyncReplicas: replicationFactor >= 3 ? 2 : 1 };
+}
+
+/**
+ * Creates the given topics when missing, and brings the topic configuration of existing ones to
+ * their spec when it differs (e.g. a topic created before it used LogAppendTime; partitions and
+ * replication are left as they are). Partitions come from config (TOPIC_PARTITIONS); replication
+ * from TOPIC_REPLICATION_FACTOR, or when that is unset from the cluster's broker count at creation
+ * (replicationFor: 3 with `min.insync.replicas` 2 on three brokers or more, so one broker may be
+ * lost without losing or refusing an acknowledged write; 1 below). Waits for leaders so producers
+ * can append right after. A cluster whose brokers' metadata lags the controller (a fresh
+ * multi-broker cluster) is asked again (METADATA_LAG_RETRY, at most 60 s).
  * @returns the names that were created.
+ * @throws the broker's error when it is not a metadata lag, or still one after 60 s.
  */
 export async function ensureTopics(
   admin: Admin,
   config: Pick<SharedConfig, 'kafka'>,
   keys: readonly TopicKey[] = Object.keys(TOPICS) as TopicKey[],
 ): Promise<string[]> {
-  const existing = new Set(await admin.listTopics());
-  const wanted: ITopicConfig[] = keys
-    .map((k) => ({ k, name: topicName(config, k) }))
-    .filter(({ name }) => !existing.has(name))
-    .map(({ k, name }) => ({
-      topic: name,
-      numPartitions: config.kafka.partitions,
-      replicationFactor: config.kafka.replicationFactor,
-      configEntries: Object.entries(TOPICS[k].configEntries).map(([n, value]) => ({ name: n, value })),
-    }));
-  await alignTopicConfigs(
-    admin,
-    keys
-      .map((k) => ({ name: topicName(config, k), entries: TOPICS[k].configEntries }))
-      .filter((t) => existing.has(t.name)),
+  // The topics missing at the first look: a retry after a create whose leader wait failed finds
+  // them existing, and they were still created by this call.
+  let missing: Set<string> | undefined;
+  await pRetry(
+    async () => {
+      const existing = new Set(await admin.listTopics());
+      missing ??= new Set(keys.map((k) => topicName(config, k)).filter((n) => !existing.has(n)));
+      const { replicationFactor, minInsyncReplicas } = replicationFor(
+        (await admin.describeCluster()).brokers.length,
+        config.kafka.replicationFactor,
+      );
+      const wanted: ITopicConfig[] = keys
+        .map((k) => ({ k, name: topicName(config, k) }))
+        .filter(({ name }) => !existing.has(name))
+        .map(({ k, name }) => ({
+          topic: name,
+          numPartitions: config.kafka.partitions,
+          replicationFactor,
+          configEntries: Object.entries(topicEntries(k, minInsyncReplicas)).map(([n, value]) => ({
+            name: n,
+            value,
+          })),
+        }));
+      const present = keys.map((k) => topicName(config, k)).filter((n) => existing.has(n));
+      const insync = await minInsyncOf(admin, present);
+      await alignTopicConfigs(
+        admin,
+        keys
+          .map((k) => ({ k, name: topicName(config, k) }))
+          .filter(({ name }) => existing.has(name))
+          .map(({ k, name }) => ({ name, entries: topicEntries(k, insync.get(name) ?? 1) })),
+      );
+      if (wanted.length > 0) await admin.createTopics({ topics: wanted, waitForLeaders: true });
+      // Every broker must know every partition's leader, not only the one that answered above.
+      if (missing.size > 0) await leadersKnown(admin, [...missing]);
+    },
+    { ...METADATA_LAG_RETRY, shouldRetry: (err) => isMetadataLag(err) },
   );
-  if (wanted.length === 0) return [];
-  await admin.createTopics({ topics: wanted, waitForLeaders: true });
-  return wanted.map((t) => t.topic);
+  return [...(missing ?? [])];
+}
+
+/** A topic's spec entries, plus `min.insync.replicas` when it is above the broker's default of 1. */
+function topicEntries(key: TopicKey, minInsyncReplicas: number): Record<string, string> {
+  const entries: Record<string, string> = { ...TOPICS[key].configEntries };
+  if (minInsyncReplicas > 1) entries['min.insync.replicas'] = String(minInsyncReplicas);
+  return entries;
+}
+
+/**
+ * The in-sync minimum each existing topic should keep (from its replica count, replicationFor), so
+ * aligning the spec's entries does not drop a `min.insync.replicas` set at creation.
+ */
+async function minInsyncOf(admin: Admin, topics: readonly string[]): Promise<Map<string, number>> {
+  if (topics.length === 0) return new Map();
+  const { topics: meta } = await admin.fetchTopicMetadata({ topics: [...topics] });
+  return new Map(
+    meta.map((t) => [
+      t.name,
+      replicationFor(0, Math.min(...t.partitions.map((p) => p.replicas.length))).minInsyncReplicas,
+    ]),
+  );
+}
+
+/**
+ * Reads `topics`' metadata (from any one broker) and throws a LEADER_NOT_AVAILABLE error, which the
+ * caller retries, while a partition is missing or without a leader there: createTopics waited for
+ * leaders on one broker only.
+ */
+async function leadersKnown(admin: Admin, topics: readonly string[]): Promise<void> {
+  const { topics: meta } = await admin.fetchTopicMetadata({ topics: [...topics] });
+  for (const t of meta) {
+    if (t.partitions.length === 0 || t.partitions.some((p) => p.leader < 0)) {
+      throw Object.assign(new Error(`topic ${t.name}: a partition has no leader yet`), {
+        type: 'LEADER_NOT_AVAILABLE',
+      });
+    }
+  }
 }
 
 /**

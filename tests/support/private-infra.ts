@@ -3,13 +3,15 @@
  * restart them without touching the shared servers other test runs use. Each runs from
  * `scripts/kafka.sh` / `scripts/postgres.sh` with CASINO_DATA_DIR set to a fresh temporary folder
  * and free ports (those scripts' own switch for a second set of servers); `close()` stops the
- * server and removes the folder. Starting one takes about 8 s.
+ * server and removes the folder. Starting one takes about 8 s. `startPrivateKafkaCluster` starts a
+ * cluster of three KRaft nodes the same way (KAFKA_CLUSTER_SIZE=3), for the broker-loss drills.
  *
  * The scripts treat KAFKA_BROKERS / DATABASE_URL as "an external server, start nothing", so the
  * child environment names this broker's own address and drops DATABASE_URL.
  */
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -42,11 +44,15 @@ export interface PrivatePostgres extends PrivateServer {
 }
 
 async function script(name: string, cmd: string, env: NodeJS.ProcessEnv): Promise<void> {
+  await scriptArgs(name, [cmd], env);
+}
+
+async function scriptArgs(name: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
   try {
-    await run('bash', [join(ROOT, 'scripts', name), cmd], { cwd: ROOT, env, timeout: SCRIPT_TIMEOUT_MS });
+    await run('bash', [join(ROOT, 'scripts', name), ...args], { cwd: ROOT, env, timeout: SCRIPT_TIMEOUT_MS });
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`${name} ${cmd} failed: ${e.message}\n${e.stderr ?? ''}`);
+    throw new Error(`${name} ${args.join(' ')} failed: ${e.message}\n${e.stderr ?? ''}`);
   }
 }
 
@@ -123,5 +129,78 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   return started({
     ...scriptServer('postgres.sh', dir, env),
     url: `postgres://casino:casino@127.0.0.1:${port}/casino`,
+  });
+}
+
+export interface PrivateKafkaCluster extends PrivateServer {
+  /** Every node's `127.0.0.1:<port>`, comma-separated, for KAFKA_BROKERS. */
+  readonly brokers: string;
+  /** Node count (node ids are 1..size, as Kafka's node.id). */
+  readonly size: number;
+  /** `127.0.0.1:<port>` of node `node`. */
+  brokerOf(node: number): string;
+  /** SIGKILLs node `node`'s JVM (by the pid its start script recorded): a crash, not a shutdown. */
+  kill(node: number): void;
+  /** Starts node `node` again (same data, same ports) and waits until the cluster lists every node. */
+  startNode(node: number): Promise<void>;
+  /** Stops node `node` gracefully (controlled shutdown: its partitions' leadership moves first). */
+  stopNode(node: number): Promise<void>;
+}
+
+/** Whether `port` can be listened on at 127.0.0.1 now. */
+function listenable(port: number): Promise<boolean> {
+  return new Promise((res) => {
+    const srv = createServer();
+    srv.once('error', () => res(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
+  });
+}
+
+/**
+ * Starts a cluster of `size` KRaft nodes (broker and controller each) from scripts/kafka.sh under a
+ * new temporary folder: node N on KAFKA_PORT + 10·(N−1), its controller on KAFKA_PORT + 1 + 10·(N−1)
+ * (the script's layout), with a base port whose every such port is free. `env` is added to the
+ * script's environment (e.g. KAFKA_FAILOVER=kafka-defaults).
+ * @throws when the cluster does not start (the script's output is in the message).
+ */
+export async function startPrivateKafkaCluster(
+  size = 3,
+  env: Readonly<Record<string, string>> = {},
+): Promise<PrivateKafkaCluster> {
+  const dir = dataDir('drill-kafka-cluster-');
+  let base = 0;
+  for (let i = 0; i < 50 && base === 0; i++) {
+    const p = await freePort();
+    const ports = Array.from({ length: size }, (_, n) => [p + 10 * n, p + 1 + 10 * n]).flat();
+    if (p + 10 * size < 32_767 && (await Promise.all(ports.map(listenable))).every(Boolean)) base = p;
+  }
+  if (base === 0) throw new Error(`no free ports for a ${size}-node cluster`);
+  const brokerOf = (node: number) => `127.0.0.1:${base + 10 * (node - 1)}`;
+  const brokers = Array.from({ length: size }, (_, n) => brokerOf(n + 1)).join(',');
+  const scriptEnv = {
+    ...process.env,
+    ...env,
+    CASINO_DATA_DIR: dir,
+    KAFKA_CLUSTER_SIZE: String(size),
+    KAFKA_PORT: String(base),
+    KAFKA_CONTROLLER_PORT: String(base + 1),
+    KAFKA_BROKERS: brokers,
+  };
+  const checked = (node: number) => {
+    if (!Number.isInteger(node) || node < 1 || node > size) throw new Error(`no node ${node} of ${size}`);
+    return String(node);
+  };
+  return started({
+    ...scriptServer('kafka.sh', dir, scriptEnv),
+    brokers,
+    size,
+    brokerOf,
+    kill(node) {
+      const pid = Number(readFileSync(join(dir, `kafka-${checked(node)}`, 'kafka.pid'), 'utf8').trim());
+      if (!Number.isInteger(pid) || pid <= 1) throw new Error(`no pid of node ${node} in ${dir}`);
+      process.kill(pid, 'SIGKILL');
+    },
+    startNode: (node) => scriptArgs('kafka.sh', ['start-node', checked(node)], scriptEnv),
+    stopNode: (node) => scriptArgs('kafka.sh', ['stop-node', checked(node)], scriptEnv),
   });
 }
