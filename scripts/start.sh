@@ -20,6 +20,7 @@ bash scripts/ensure-deps.sh
 INFRA_OWNED_FILE="$(mktemp "${TMPDIR:-/tmp}/casino-start.XXXXXX")"
 export INFRA_OWNED_FILE
 services_pid=""
+pretty_pid=""
 
 # shellcheck disable=SC2317 # called from the traps
 cleanup() {
@@ -36,6 +37,15 @@ cleanup() {
       say start "a service did not stop cleanly (status $services_rc)"
       rc=1
     fi
+  fi
+  # The formatter prints what the services wrote last, then ends with its input (bounded: a
+  # process still holding the pipe must not hold the stop).
+  if [[ -n "$pretty_pid" ]]; then
+    exec {out_fd}>&-
+    for _ in $(seq 1 30); do
+      kill -0 "$pretty_pid" 2>/dev/null || break
+      sleep 0.1
+    done
   fi
   bash scripts/infra.sh down || rc=1
   rm -f "$INFRA_OWNED_FILE"
@@ -60,6 +70,10 @@ service_env=(
   # A quick stop for development (a deployment keeps the defaults: 30 s, 5 s).
   SHUTDOWN_TIMEOUT_MS="${SHUTDOWN_TIMEOUT_MS:-10000}"
   EDGE_DRAIN_MS="${EDGE_DRAIN_MS:-2000}"
+  # Every fresh browser or private window opening the demo pages mints a browser key, and on this
+  # machine they all share one IP: the deployment's 3 new keys per IP an hour would refuse the
+  # fourth (docs/decisions.md "Development start").
+  RATE_LIMIT_BROWSER_KEYS_PER_IP="${RATE_LIMIT_BROWSER_KEYS_PER_IP:-1000}"
 )
 
 api_url="http://${GATEWAY_HOST:-127.0.0.1}:${GATEWAY_PORT:-8080}/"
@@ -85,7 +99,20 @@ if [[ -z "${WT_CERT_FILE:-}" ]]; then bash scripts/dev-cert.sh >/dev/null; fi
 # and anyone trying request-access by hand have a bearer in .data/sandbox/operator.json.
 env "${service_env[@]}" node --import tsx scripts/register-sandbox.ts
 
-setsid env "${service_env[@]}" node_modules/.bin/concurrently \
+# On a terminal the services' JSON lines are shown as text (scripts/pretty-logs.ts: pino-pretty,
+# one line per record, after concurrently's coloured prefix); to a file, a pipe or a CI log they stay
+# JSON lines. The formatter ignores the Ctrl-C (the services' stop messages come after it) and ends
+# when its input does.
+out_fd=1
+concurrently_env=()
+if [[ -t 1 ]]; then
+  exec {out_fd}> >(exec node scripts/pretty-logs.ts)
+  pretty_pid=$!
+  # concurrently writes into the formatter's pipe: keep its coloured prefixes unless NO_COLOR.
+  if [[ -z "${NO_COLOR:-}" ]]; then concurrently_env=(FORCE_COLOR=1); fi
+fi
+
+setsid env "${service_env[@]}" "${concurrently_env[@]}" node_modules/.bin/concurrently \
   --names round-engine,projector,api,edge,edge-wt,gateway,sandbox,settlement,wallet-saga,bots \
   --prefix-colors blue,magenta,green,cyan,yellow,white,gray,red,green,gray \
   --kill-signal SIGTERM \
@@ -98,7 +125,7 @@ setsid env "${service_env[@]}" node_modules/.bin/concurrently \
   "exec node --import ./lib/early-signals.ts --import tsx services/operator-sandbox/main.ts" \
   "exec node --import ./lib/early-signals.ts --import tsx services/settlement/main.ts" \
   "exec node --import ./lib/early-signals.ts --import tsx services/wallet-saga/main.ts" \
-  "exec node --import ./lib/early-signals.ts --import tsx services/bots/main.ts" &
+  "exec node --import ./lib/early-signals.ts --import tsx services/bots/main.ts" >&"$out_fd" &
 services_pid=$!
 
 # Repeat the address once the API answers, since service logs scroll the first banner away.

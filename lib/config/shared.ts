@@ -43,6 +43,15 @@
  * - EDGE_SSE_MAX_BUFFER_BYTES: an SSE subscriber whose unsent bytes pass this is closed (1 MiB).
  * - EDGE_SSE_HEARTBEAT_MS: SSE `: heartbeat` comment period (15000 ms, seed 000 "Limits").
  * - EDGE_DRAIN_MS: on shutdown, window over which open streams are closed (5000 ms).
+ * - EDGE_TRUST_PROXY: comma-separated addresses/CIDRs of peers whose X-Forwarded-For (SSE, WebSocket
+ *   upgrade; gRPC metadata `x-forwarded-for`) names the client the failed-credential budget counts
+ *   (lib/http/trust.ts); `none` for no proxy. Default loopback (127.0.0.1,::1): the gateway and the
+ *   edge's own gRPC proxy on the host, while the edge listens on loopback only (127.0.0.1,::1).
+ * - RATE_LIMIT_AUTH_FAILURES / RATE_LIMIT_WINDOW_MS / RATE_LIMIT_REDIS_URL: the failed-credential budget
+ *   the API and both edges share (lib/auth/failure-budget.ts; the API's settings, same names and rules):
+ *   401 answers per client IP per window (20 per 60000 ms); past it, that IP's attempts carrying a
+ *   credential are refused (429, gRPC RESOURCE_EXHAUSTED). Counted in the Redis of RATE_LIMIT_REDIS_URL,
+ *   shared by every API and edge process, or else per process ('').
  * - GAMES_EXTERNAL: comma-separated slugs of the games whose rounds an external game server publishes
  *   (POST /api/rounds/open and POST /api/rounds); the round engine runs every other game and refuses to
  *   start with one of these in ROUND_GAMES, so each game has exactly one writer (docs/threat-model.md)
@@ -59,7 +68,7 @@ import { z } from 'zod';
 import { GAME_SLUGS, type GameSlug } from '../../rules/games/catalog.ts';
 import { cryptoProblems, DEFAULT_CRYPTO } from '../../rules/money/currencies.ts';
 import type { ConfigOf } from './core.ts';
-import { bool, dataPath, host, int, port, section, sqlIdentifier } from './core.ts';
+import { bool, csv, dataPath, host, int, port, section, sqlIdentifier } from './core.ts';
 
 export const kafkaSection = section({
   name: 'kafka',
@@ -190,6 +199,7 @@ export const edgeSection = section({
     EDGE_SSE_MAX_BUFFER_BYTES: int(1024, 1 << 30).default(1 << 20),
     EDGE_SSE_HEARTBEAT_MS: int(50, 3_600_000).default(15_000),
     EDGE_DRAIN_MS: int(0, 600_000).default(5_000),
+    EDGE_TRUST_PROXY: csv.default(['127.0.0.1', '::1']),
   },
   build: (r) => ({
     host: r.EDGE_HOST,
@@ -201,6 +211,41 @@ export const edgeSection = section({
     sseMaxBufferBytes: r.EDGE_SSE_MAX_BUFFER_BYTES,
     sseHeartbeatMs: r.EDGE_SSE_HEARTBEAT_MS,
     drainMs: r.EDGE_DRAIN_MS,
+    /** Peers whose X-Forwarded-For names the client; empty when EDGE_TRUST_PROXY is `none`. */
+    trustProxy: r.EDGE_TRUST_PROXY.filter((a) => a !== 'none') as readonly string[],
+  }),
+});
+
+/**
+ * The settings of the failed-credential budget, one definition for the API (services/api/config.ts,
+ * whose request limit reads RATE_LIMIT_WINDOW_MS and RATE_LIMIT_REDIS_URL too) and the edges.
+ */
+export const FAILURE_BUDGET_SETTINGS = {
+  RATE_LIMIT_WINDOW_MS: int(1000, 86_400_000).default(60_000),
+  RATE_LIMIT_AUTH_FAILURES: int(1, 1_000_000).default(20),
+  RATE_LIMIT_REDIS_URL: z
+    .string()
+    .regex(
+      /^rediss?:\/\/([^\s@/]*@)?(\[[0-9a-fA-F:.]+\]|[^\s@/:[\]]+):\d{1,5}(\/\d{1,2})?$/,
+      'redis://[user:password@]host:port[/db]',
+    )
+    .default(''),
+} as const;
+
+/**
+ * The failed-credential budget as the edges read it (lib/auth/failure-budget.ts). No owned prefix:
+ * the API's other RATE_LIMIT_ settings may be in an edge's environment too.
+ */
+export const failureBudgetSection = section({
+  name: 'failureBudget',
+  prefixes: [],
+  shape: FAILURE_BUDGET_SETTINGS,
+  build: (r) => ({
+    /** 401 answers one client IP may get per window. */
+    max: r.RATE_LIMIT_AUTH_FAILURES,
+    windowMs: r.RATE_LIMIT_WINDOW_MS,
+    /** Shared store (`redis://…`), or '' for per-process counters. */
+    redisUrl: r.RATE_LIMIT_REDIS_URL,
   }),
 });
 
