@@ -23,6 +23,12 @@ import { formatPosition } from './position.ts';
 import { type Selection, selectionLabel, slugsOf } from './selection.ts';
 
 export { Delivery, selectionKey } from './delivery.ts';
+
+/**
+ * Round ids the hub remembers per game to drop a round published twice: far more than a source
+ * meets out of order (the overlap of its start-up scan and its live reader is one round per game).
+ */
+export const RECENT_IDS = 4_096;
 export { reportedType, type Selection, slugsOf } from './selection.ts';
 
 /** A subscriber as the hub sees it; each transport implements it. */
@@ -109,6 +115,10 @@ export class FanOutHub {
   private readonly channels = new Router<Subscription>();
   private readonly phases = new Router<LifecycleSubscription>();
   private readonly latestByGame = new Map<GameSlug, Delivery>();
+  /** Ids of the rounds published last per game (deduplication; insertion order = publish order). */
+  private readonly recentByGame = new Map<GameSlug, Set<number>>();
+  /** Id of the round published last per game, in log order (a delivery's `prev`). */
+  private readonly lastInLog = new Map<GameSlug, number>();
   private readonly phaseByGame = new Map<GameSlug, LifecycleUpdate>();
   private readonly taps = new Set<Subscription>();
 
@@ -155,19 +165,31 @@ export class FanOutHub {
   }
 
   /**
-   * Publishes a round to every matching subscriber. A round older than or equal to the latest
-   * one already published for its game (a redelivery after a consumer restart) is dropped, so
-   * subscribers never see a round twice. The game's lifecycle phase ends with its round.
+   * Publishes a round to every matching subscriber. A round already published (the same id of its
+   * game, among the last {@link RECENT_IDS} published) is dropped, so subscribers never see a round
+   * twice; a round of a lower id than one published is NOT dropped for being lower: it is new to
+   * every subscriber (its source admitted it, rules/rounds/admission.ts). The game's latest round
+   * (`latest()`, positions) stays the one of the highest id. The game's lifecycle phase ends with
+   * its own round.
    * @returns whether the round was new.
    */
   publish(d: Delivery): boolean {
     const slug = d.round.game_slug;
+    const rid = d.round.round_id;
+    const seen = this.recent(slug);
+    if (seen.has(rid)) return false;
+    seen.add(rid);
+    if (seen.size > RECENT_IDS) {
+      const oldest = seen.values().next();
+      if (!oldest.done) seen.delete(oldest.value);
+    }
     const prev = this.latestByGame.get(slug);
-    if (prev && prev.round.round_id >= d.round.round_id) return false;
-    this.latestByGame.set(slug, d);
-    d.markPublished(this.stamp(), prev ? prev.round.round_id : null);
+    if (!prev || prev.round.round_id < rid) this.latestByGame.set(slug, d);
+    const before = this.lastInLog.get(slug);
+    this.lastInLog.set(slug, rid);
+    d.markPublished(this.stamp(), before ?? null);
     const phase = this.phaseByGame.get(slug);
-    if (phase && phase.event.round_id <= d.round.round_id) this.phaseByGame.delete(slug);
+    if (phase && phase.event.round_id === rid) this.phaseByGame.delete(slug);
     const to = (sub: Subscription) => sub.deliver(d);
     this.rounds.each(slug, to);
     this.channels.each(slug, to);
@@ -183,7 +205,7 @@ export class FanOutHub {
   publishLifecycle(u: LifecycleUpdate): boolean {
     const slug = u.slug;
     const rid = u.event.round_id;
-    if (rid <= (this.latestByGame.get(slug)?.round.round_id ?? 0)) return false;
+    if (this.recent(slug).has(rid)) return false;
     const phase = this.phaseByGame.get(slug);
     if (phase && phase.event.round_id > rid) return false;
     if (
@@ -196,6 +218,16 @@ export class FanOutHub {
     const envelopes = new LifecycleEnvelopes(u, (sel) => this.position(sel));
     this.phases.each(slug, (sub) => sub.lifecycle(u, envelopes));
     return true;
+  }
+
+  /** The ids of `slug`'s rounds published last (oldest first), created on first use. */
+  private recent(slug: GameSlug): Set<number> {
+    let s = this.recentByGame.get(slug);
+    if (!s) {
+      s = new Set();
+      this.recentByGame.set(slug, s);
+    }
+    return s;
   }
 
   /** The latest round of each game the selection covers, newest last. */

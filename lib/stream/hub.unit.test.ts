@@ -111,3 +111,27 @@ describe('FanOutHub lifecycle', () => {
     });
   });
 });
+
+describe('FanOutHub deduplication', () => {
+  it('publishes a round of a lower id after a higher one once, drops a round published before, keeps the highest as latest', () => {
+    const hub = new FanOutHub();
+    const got: number[] = [];
+    hub.subscribe({ selection: { kind: 'game', slug: 'slot' }, deliver: (d) => got.push(d.round.round_id) });
+    const ids = [9, 6, 7, 6, 9, 10].map((seq) => round('slot', seq).round_id);
+    const published = [9, 6, 7, 6, 9, 10].map((seq) => hub.publish(at('slot', seq, 100 + seq)));
+    expect(published).toEqual([true, true, true, false, false, true]);
+    expect(got).toEqual([ids[0], ids[1], ids[2], ids[5]]);
+    expect(hub.latest({ kind: 'game', slug: 'slot' }).map((d) => d.round.round_id)).toEqual([ids[5]]);
+  });
+
+  it('keeps the current phase when a RoundFinished of another round is published', () => {
+    const hub = new FanOutHub();
+    const [opened] = lifecycleOf(round('double', 4));
+    const u = new LifecycleUpdate(opened as NonNullable<typeof opened>, 1);
+    expect(hub.publishLifecycle(u)).toBe(true);
+    hub.publish(at('double', 8, 2));
+    expect(hub.currentPhases({ kind: 'game', slug: 'double' })).toEqual([u]);
+    hub.publish(at('double', 4, 3));
+    expect(hub.currentPhases({ kind: 'game', slug: 'double' })).toEqual([]);
+  });
+});

@@ -23,11 +23,12 @@ function fakeHistory(partitions: Map<number, ChunkRecord[]>): LogHistory & { rea
   } as unknown as LogHistory & { reads: string[] };
 }
 
+/** A record appended at `timestamp`; a round in it finished then (the time rule admits it). */
 const rec = (offset: number, timestamp: number, e: Parameters<typeof encodeRoundEvent>[0]): ChunkRecord => ({
   offset: BigInt(offset),
   key: e.game_slug,
   timestamp,
-  value: encodeRoundEvent(e),
+  value: encodeRoundEvent(e.type === 'RoundFinished' ? { ...e, finished_at: timestamp } : e),
 });
 
 async function drain(c: ReturnType<typeof logCursor>): Promise<Delivery[]> {

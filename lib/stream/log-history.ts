@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer, Kafka } from 'kafkajs';
+import { admitByTime } from '../../rules/rounds/admission.ts';
 import { decodeRoundEvent } from '../log/rounds-codec.ts';
 import type { Logger } from '../logger.ts';
 import { Delivery } from './hub.ts';
@@ -54,7 +55,10 @@ export function deliveryOf(partition: number, r: ChunkRecord): Delivery | null {
   let d: Delivery | null = null;
   try {
     const e = decodeRoundEvent(r.value);
-    if (e.type === 'RoundFinished') d = new Delivery(e, r.timestamp, partition, r.offset);
+    // A round the time rule refuses is not replayed, as the live source does not stream it; a
+    // duplicate or conflict of an id already given is dropped by the cursor's position.
+    if (e.type === 'RoundFinished' && admitByTime(e, r.timestamp).admitted)
+      d = new Delivery(e, r.timestamp, partition, r.offset);
   } catch {
     // undecodable: the projector dead-letters it; a catch-up skips it like the live source
   }

@@ -31,6 +31,11 @@ export interface EdgeMetrics {
   /** Records of `rounds` the edge could not decode and skipped. */
   readonly undecodable: Counter<string>;
   /**
+   * RoundFinished records the edge's source refused and did not stream (rules/rounds/admission.ts),
+   * by reason: `future`, `past`, `duplicate`, `conflict`.
+   */
+  readonly refused: Counter<'reason'>;
+  /**
    * Subscriptions that asked to resume from a position, by protocol and result: `complete` (every
    * missed round replayed), `incomplete` (a fresh live start: a position ahead of the log),
    * `refused` (malformed, oversized, other games), `failed` (the log could not be read).
@@ -125,6 +130,12 @@ export function createEdgeMetrics(service: 'edge' | 'edge-webtransport' = 'edge'
     undecodable: new Counter({
       name: 'edge_undecodable_records_total',
       help: 'Records of the rounds topic that could not be decoded and were skipped.',
+      registers,
+    }),
+    refused: new Counter({
+      name: 'edge_refused_rounds_total',
+      help: 'RoundFinished records of the rounds topic refused by the admission rule and not streamed, by reason (future, past, duplicate, conflict).',
+      labelNames: ['reason'] as const,
       registers,
     }),
     resumes: new Counter({

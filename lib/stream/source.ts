@@ -7,11 +7,18 @@
  * reading the log tail backwards and published to the hub before any subscriber can exist, so
  * `hub.latest()` (SSE `initial`, gRPC GetLatest) works at once; (c) the live consumer seeks every
  * partition to the captured marks, so nothing appended during (b) is missed. The hub drops a round
- * not newer than the latest of its game, so the overlap of (b) and (c) is never delivered twice.
+ * it has published already, so the overlap of (b) and (c) is never delivered twice.
+ *
+ * Every RoundFinished goes through the admission rule (rules/rounds/admission.ts) before the hub: a
+ * round from the future or the past, a duplicate or a conflicting duplicate is skipped and counted
+ * (`edge_refused_rounds_total{reason}`), never published, so it cannot stand as a game's latest
+ * round and make the hub or a subscriber's position skip the rounds after it. A round of a lower id
+ * than one published is streamed like any other (deduplicated by id, not by a high-water mark).
  */
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka } from 'kafkajs';
 import { GAME_SLUGS } from '../../rules/games/catalog.ts';
+import { admitByTime, REFUSAL_REASONS, RoundLedger } from '../../rules/rounds/admission.ts';
 import type { RoundEvent, RoundLifecycle } from '../../rules/rounds/round.ts';
 import type { SharedConfig } from '../config/shared.ts';
 import { type ConsumerLag, trackConsumerLag } from '../log/consumer-lag.ts';
@@ -89,6 +96,29 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
   let next = new Map<number, bigint>();
   let ready = false;
   let stopped = false;
+  const ledger = new RoundLedger();
+  for (const reason of REFUSAL_REASONS) metrics.refused.inc({ reason }, 0);
+
+  /** Publishes `d` unless the admission rule refuses it (then counted, and logged unless a duplicate). */
+  const admit = (d: Delivery): void => {
+    const a = ledger.admit(d.round, d.appendedAt);
+    if (!a.admitted) {
+      metrics.refused.inc({ reason: a.reason });
+      if (a.reason !== 'duplicate')
+        log.warn(
+          {
+            partition: d.partition,
+            offset: String(d.offset),
+            round_id: d.round.round_id,
+            reason: a.reason,
+            detail: a.detail,
+          },
+          'round refused, not streamed',
+        );
+      return;
+    }
+    hub.publish(d);
+  };
 
   const decode = (value: Buffer | null, partition: number, offset: string): RoundEvent | undefined => {
     try {
@@ -128,16 +158,19 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
           return;
         }
         if (round.type !== 'RoundFinished') return;
-        const prev = newest.get(round.game_slug);
-        if (prev && prev.round.round_id >= round.round_id) return;
         const at = appendTime(r.message.timestamp);
+        // A round the time rule refuses is no game's latest: the scan looks further back.
+        if (!admitByTime(round, at).admitted) return;
+        // Newest first within a partition: the first admitted round met per game is its latest in
+        // log order (a game's rounds share one partition, key = slug).
+        if (newest.has(round.game_slug)) return;
         newest.set(round.game_slug, new Delivery(round, at, r.partition, BigInt(r.offset)));
       },
       () => newest.size === GAME_SLUGS.length || scanned >= limit,
       { chunk: BOOTSTRAP_CHUNK, logger: log },
     );
     // Oldest first, so `latest()` of a type ends with the newest round.
-    for (const d of [...newest.values()].sort((a, b) => a.appendedAt - b.appendedAt)) hub.publish(d);
+    for (const d of [...newest.values()].sort((a, b) => a.appendedAt - b.appendedAt)) admit(d);
     // A phase of a round that finished is dropped by the hook's receiver (the hub).
     for (const p of phases.values()) deps.onLifecycle?.(p.event, p.at, p.partition, p.offset);
     log.info({ games: [...newest.keys()], scanned }, 'latest rounds loaded from the log tail');
@@ -196,7 +229,7 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
             if (!event || event.type === 'BetCashedOut') continue;
             const at = appendTime(m.timestamp);
             if (event.type === 'RoundFinished')
-              hub.publish(new Delivery(event, at, batch.partition, BigInt(m.offset)));
+              admit(new Delivery(event, at, batch.partition, BigInt(m.offset)));
             else deps.onLifecycle?.(event, at, batch.partition, BigInt(m.offset));
           }
           const position = next.get(batch.partition);

@@ -153,8 +153,11 @@ export class StreamSubscription implements Subscription, LifecycleSubscription {
       }
       return;
     }
-    if (this.tracker.observe(d.round.game_slug, d.round.round_id, d.appendedAt))
-      this.sink.round(d, 'live', this);
+    // Live, every round the hub hands over is new to this subscription: the hub publishes a round
+    // once, and the catch-up ended where the live rounds began. So a round of a lower id than one
+    // given (out of order in the log) is sent too; the tracker keeps the highest id as its position.
+    this.tracker.observe(d.round.game_slug, d.round.round_id, d.appendedAt);
+    this.sink.round(d, 'live', this);
   }
 
   lifecycle(u: LifecycleUpdate, envelopes: LifecycleEnvelopes): void {

@@ -99,7 +99,7 @@ describe('gRPC unary RPCs', () => {
     ]);
     const d = deliveryOf(mkRound('wall-street', 100, 'up'));
     t.hub.publish(d);
-    t.hub.publish(deliveryOf(mkRound('wall-street', 99, 'down'))); // older: dropped by the hub
+    t.hub.publish(deliveryOf(mkRound('wall-street', 99, 'down'))); // a lower id: streamed, not the latest
     expect(await unary(g, { game_slug: 'wall-street' })).toEqual(
       d.streamForm({ kind: 'game', slug: 'wall-street' }),
     );
