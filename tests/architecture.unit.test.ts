@@ -1,124 +1,95 @@
 /**
- * The floors of the tree (docs/architecture.md; DESIGN.md "Layout: three floors"), checked over the
- * import graph of every TypeScript file:
- * - rules/ is pure: it imports only rules/, the Node built-ins `node:crypto` and `node:util`
- *   (hashing and deep equality, no I/O), the generated contract types of schemas/generated (type
- *   only, erased at build), the data-only packages of PURE_DATA_PACKAGES, and, in its tests, vitest;
- * - lib/ imports rules/, schemas/ and packages, never a service;
- * - a service imports rules/, lib/, schemas/, proto/ and its own folder, never another service;
- * - source files (not tests) never import tests/ or bench/.
- * tests/ and bench/ sit above everything and may import any floor.
+ * The architecture of the tree (docs/architecture.md "Layout"), checked by dependency-cruiser with
+ * the rules of .dependency-cruiser.cjs over every import of rules/, lib/, services/ and packages/:
+ * rules/ is pure (only itself, hashing, deep equality, contract types as types, reference data, and
+ * vitest in its tests); lib/ never imports a service; no service imports another; source files never
+ * import tests/ or bench/; no circular imports. And the writer of every table is documented.
  */
-import { readFileSync } from 'node:fs';
-import { dirname, relative, resolve } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { cruise, type ICruiseResult } from 'dependency-cruiser';
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
 import ts from 'typescript';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from './support/processes.ts';
 
-const files = ts.sys
-  .readDirectory(
-    ROOT,
-    ['.ts'],
-    ['node_modules', '.cache', '.data', 'dist'],
-    ['rules/**/*', 'lib/**/*', 'services/**/*'],
-  )
-  .map((f) => relative(ROOT, f));
+const CONFIG = resolve(ROOT, '.dependency-cruiser.cjs');
 
-interface Edge {
-  readonly from: string;
-  /** Repository path of a relative import, or the bare specifier of a package. */
-  readonly to: string;
-  readonly typeOnly: boolean;
+/** Runs dependency-cruiser over `paths` (relative to `base`, the repository by default) with the project's rules. */
+async function cruiseTree(paths: string[], base = ROOT): Promise<ICruiseResult> {
+  const cwd = process.cwd();
+  process.chdir(base);
+  try {
+    const options = await extractDepcruiseOptions(CONFIG);
+    const tsConfig = base === ROOT ? extractTSConfig(resolve(ROOT, 'tsconfig.json')) : undefined;
+    // The fixture tree of the planted arrows has no tsconfig.json of its own.
+    const { tsConfig: _own, ...plain } = options;
+    const reported = tsConfig
+      ? await cruise(paths, { ...options, validate: true }, {}, { tsConfig })
+      : await cruise(paths, { ...plain, validate: true });
+    return reported.output as ICruiseResult;
+  } finally {
+    process.chdir(cwd);
+  }
 }
 
-const TYPE_ONLY = /^\s*(import|export)\s+type\s/;
+/** `rule: from -> to` for each violation. */
+const violations = (r: ICruiseResult) =>
+  r.summary.violations.map((v) =>
+    v.cycle?.length
+      ? `${v.rule.name}: ${[v.from, ...v.cycle.map((c) => c.name)].join(' -> ')}`
+      : `${v.rule.name}: ${v.from} -> ${v.to}`,
+  );
 
-function importsOf(file: string): Edge[] {
-  const text = readFileSync(resolve(ROOT, file), 'utf8');
-  const { importedFiles } = ts.preProcessFile(text, true, true);
-  const lines = text.split('\n');
-  return importedFiles.map(({ fileName, pos }) => {
-    const line = lines[text.slice(0, pos).split('\n').length - 1] ?? '';
-    // A multi-line `import type {` starts a few lines above `from`.
-    const start = text.lastIndexOf('import', pos);
-    const statement = text.slice(Math.max(0, start), pos);
-    const to = fileName.startsWith('.') ? relative(ROOT, resolve(ROOT, dirname(file), fileName)) : fileName;
-    return { from: file, to, typeOnly: TYPE_ONLY.test(line) || TYPE_ONLY.test(statement) };
-  });
-}
+describe('architecture rules (dependency-cruiser)', () => {
+  let result: ICruiseResult;
+  beforeAll(async () => {
+    result = await cruiseTree(['rules', 'lib', 'services', 'packages']);
+  }, 120_000);
 
-/**
- * Packages that are reference data and nothing else (no I/O, no clock, no state), which rules/ may
- * read: the ISO 4217 currency list of rules/money/currencies.ts.
- */
-const PURE_DATA_PACKAGES: readonly string[] = ['fresh-currency-codes'];
-
-const edges = files.flatMap(importsOf);
-const isTest = (f: string) => /\.test\.ts$/.test(f);
-const serviceOf = (p: string) => (p.startsWith('services/') ? p.split('/')[1] : undefined);
-
-/** The rules of the floors; each returns the edges that break it as `from -> to`. */
-const RULES: Record<string, (e: Edge) => boolean> = {
-  'rules/ imports nothing outside itself but hashing, deep equality, contract types and reference data': (
-    e,
-  ) =>
-    e.from.startsWith('rules/') &&
-    !(
-      e.to.startsWith('rules/') ||
-      e.to === 'node:crypto' ||
-      e.to === 'node:util' ||
-      PURE_DATA_PACKAGES.includes(e.to) ||
-      (e.to.startsWith('schemas/generated/') && e.typeOnly) ||
-      (e.to === 'vitest' && isTest(e.from))
-    ),
-  'lib/ never imports a service': (e) => e.from.startsWith('lib/') && e.to.startsWith('services/'),
-  'no service imports another service': (e) => {
-    const from = serviceOf(e.from);
-    const to = serviceOf(e.to);
-    return from !== undefined && to !== undefined && from !== to;
-  },
-  'source files never import tests/ or bench/': (e) =>
-    !isTest(e.from) && (e.to.startsWith('tests/') || e.to.startsWith('bench/')),
-};
-
-const broken = (rule: (e: Edge) => boolean, list: readonly Edge[]) =>
-  list.filter(rule).map((e) => `${e.from} -> ${e.to}`);
-
-describe('floors of the tree', () => {
   it('reads the files of every floor', () => {
     for (const floor of ['rules', 'lib', 'services'])
-      expect(files.filter((f) => f.startsWith(`${floor}/`)).length).toBeGreaterThan(10);
+      expect(result.modules.filter((m) => m.source.startsWith(`${floor}/`)).length).toBeGreaterThan(10);
   });
 
-  for (const [name, rule] of Object.entries(RULES))
-    it(name, () => {
-      expect(broken(rule, edges)).toEqual([]);
-    });
-
-  it('each rule catches the arrow it forbids, and only that one', () => {
-    const planted: Edge[] = [
-      { from: 'rules/games/crash.ts', to: 'lib/config/core.ts', typeOnly: false },
-      { from: 'rules/rounds/round.ts', to: 'schemas/generated/avro.ts', typeOnly: false },
-      { from: 'lib/log/kafka.ts', to: 'services/api/app.ts', typeOnly: true },
-      { from: 'services/edge/edge.ts', to: 'services/api/app.ts', typeOnly: false },
-      { from: 'services/api/app.ts', to: 'tests/support/api.ts', typeOnly: false },
-      { from: 'services/api/app.int.test.ts', to: 'tests/support/api.ts', typeOnly: false },
-      { from: 'services/api/app.ts', to: 'services/api/errors.ts', typeOnly: false },
-    ];
-    expect(Object.values(RULES).map((rule) => broken(rule, planted))).toEqual([
-      ['rules/games/crash.ts -> lib/config/core.ts', 'rules/rounds/round.ts -> schemas/generated/avro.ts'],
-      ['lib/log/kafka.ts -> services/api/app.ts'],
-      ['services/edge/edge.ts -> services/api/app.ts'],
-      ['services/api/app.ts -> tests/support/api.ts'],
-    ]);
+  it('finds no violation: floors, services apart, sources apart from tests, no circles', () => {
+    expect(violations(result)).toEqual([]);
   });
 
-  it('tells a type-only import from a value import', () => {
-    const own = importsOf('rules/rounds/round.ts').find((e) => e.to.startsWith('schemas/generated/'));
-    expect(own?.typeOnly).toBe(true);
-    const value = importsOf('lib/log/rounds-codec.ts').find((e) => e.to === 'lib/log/codec.ts');
-    expect(value?.typeOnly).toBe(false);
-  });
+  it('each rule catches the arrow it forbids', async () => {
+    // A small tree with one forbidden arrow of each kind, in a folder of its own.
+    const base = mkdtempSync(join(tmpdir(), 'arch-'));
+    const files: Record<string, string> = {
+      'rules/pure.ts': "import { x } from '../lib/adapter.ts';\nexport const y = x;\n",
+      'rules/typed.ts': "import { T } from '../schemas/generated/avro.ts';\nexport const z = T;\n",
+      'schemas/generated/avro.ts': 'export const T = 1;\n',
+      'lib/adapter.ts': "import { a } from '../services/one/app.ts';\nexport const x = a;\n",
+      'services/one/app.ts':
+        "import { b } from '../two/app.ts';\nimport { h } from '../../tests/support/h.ts';\nexport const a = b + h;\n",
+      'services/two/app.ts': 'export const b = 1;\n',
+      'tests/support/h.ts': 'export const h = 1;\n',
+      'lib/ring-a.ts': "import { rb } from './ring-b.ts';\nexport const ra = () => rb;\n",
+      'lib/ring-b.ts': "import { ra } from './ring-a.ts';\nexport const rb = () => ra;\n",
+    };
+    for (const [f, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(base, f)), { recursive: true });
+      writeFileSync(join(base, f), text);
+    }
+    const planted = await cruiseTree(['rules', 'lib', 'services'], base);
+    rmSync(base, { recursive: true, force: true });
+    expect(new Set(planted.summary.violations.map((v) => v.rule.name))).toEqual(
+      new Set([
+        'rules-are-pure',
+        'rules-contract-types-only',
+        'lib-never-imports-a-service',
+        'no-service-imports-another',
+        'sources-never-import-tests-or-bench',
+        'no-circular',
+      ]),
+    );
+  }, 120_000);
 });
 
 describe('tables and their writers', () => {

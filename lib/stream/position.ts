@@ -19,7 +19,7 @@
  * among the last round of each game it holds, plus `<slug>=<round_id>` of each.
  */
 import { GAME_SLUGS, type GameSlug } from '../../rules/games/catalog.ts';
-import { type Selection, slugsOf } from './hub.ts';
+import { type Selection, slugsOf } from './selection.ts';
 
 /** What a subscriber has received, per game. */
 export interface Position {

@@ -21,6 +21,7 @@ import type { Mode } from './mode.ts';
 import type { LedgerMoney } from './money.ts';
 import { errorAnswer, okAnswer, type SandboxAnswer } from './presets.ts';
 import type { Quirks } from './quirks.ts';
+import { FORM_A_PATHS } from './wallet-endpoints.ts';
 import {
   type CallbackKind,
   checkExact,
@@ -46,14 +47,6 @@ export interface CallbackDeps {
   /** Aborted when the app closes, so held requests let go. */
   readonly closing: AbortSignal;
 }
-
-/** The sandbox's form-A paths, as register.ts writes them into its `operators` row. */
-export const FORM_A_PATHS = {
-  bet: '/wallet/bet',
-  win: '/wallet/win',
-  balance: '/wallet/balance',
-  rollback: '/wallet/rollback',
-} as const satisfies Record<CallbackKind, string>;
 
 const ROUTES: readonly { method: 'POST' | 'GET'; url: string; kind: CallbackKind; form: Form }[] = [
   { method: 'POST', url: FORM_A_PATHS.bet, kind: 'bet', form: 'A' },

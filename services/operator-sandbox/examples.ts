@@ -12,10 +12,10 @@ import { DEFAULT_RETRY_SCHEDULE } from '../../rules/retry/schedule.ts';
 import { ANSWER_PRESETS, type AnswerPreset, answerTable } from '../../rules/wallet/answers.ts';
 import { buildRequest, type CallbackRequest, type OperatorConfig } from '../../rules/wallet/bodies.ts';
 import type { BetContext } from '../../rules/wallet/events.ts';
-import { FORM_A_PATHS } from './callbacks.ts';
 import { errorOf } from './errors.ts';
 import { betNotFound, insufficientFunds } from './ledger.ts';
 import { errorAnswer, okAnswer, type SandboxAnswer } from './presets.ts';
+import { FORM_A_PATHS } from './wallet-endpoints.ts';
 import { balanceResponse, type Movement, movementResponse, parseMovement } from './wire.ts';
 
 /** Where the generated text goes in docs/operators.md. */

@@ -20,7 +20,7 @@
  * Quirks are the app's live state, like fault rules (faults.ts): they apply to the next request.
  */
 import { z } from 'zod';
-import { SANDBOX_TIMEOUT_MS } from './register.ts';
+import { SANDBOX_TIMEOUT_MS } from './wallet-endpoints.ts';
 
 export const QUIRKS = [
   'debit-duplicates',

@@ -15,15 +15,13 @@ import { newOperatorToken, sha256 } from '../../lib/auth/secrets.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../rules/retry/schedule.ts';
-import { FORM_A_PATHS } from './callbacks.ts';
+
 import type { SandboxConfig } from './config.ts';
 import { resolveSigningSecret } from './secret.ts';
+import { FORM_A_PATHS, SANDBOX_TIMEOUT_MS } from './wallet-endpoints.ts';
 
 /** Id of the default operator. */
 export const SANDBOX_OPERATOR_ID = 'opr_sandbox';
-
-/** Callback timeout of the registered operator, ms (the saga's default, issue 5 "default 10 s"). */
-export const SANDBOX_TIMEOUT_MS = 10_000;
 
 /** What the registration leaves in BOTS_OPERATOR_FILE. */
 export interface SandboxOperator {

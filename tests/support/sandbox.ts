@@ -19,7 +19,7 @@ import {
   createSandboxSql,
   SANDBOX_MIGRATIONS_DIR,
 } from '../../services/operator-sandbox/app.ts';
-import { FORM_A_PATHS } from '../../services/operator-sandbox/callbacks.ts';
+import { FORM_A_PATHS } from '../../services/operator-sandbox/wallet-endpoints.ts';
 import { type Config, loadConfig } from './config.ts';
 
 export interface Reply {

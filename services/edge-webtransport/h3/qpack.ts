@@ -6,12 +6,12 @@
  * response within a few hundred lines, with no encoder or decoder stream state.
  */
 import { huffmanDecode } from './huffman.ts';
-import { STATIC_TABLE } from './static-table.ts';
+import { type Field, STATIC_TABLE } from './static-table.ts';
+
+export type { Field };
 
 /** A field section that cannot be decoded, or that uses the dynamic table. */
 export class QpackError extends Error {}
-
-export type Field = readonly [name: string, value: string];
 
 const utf8 = new TextDecoder('utf-8', { fatal: false });
 const utf8Encoder = new TextEncoder();

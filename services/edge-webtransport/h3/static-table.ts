@@ -2,7 +2,8 @@
  * The QPACK static table (RFC 9204 Appendix A): 99 name/value pairs addressed by index.
  * Transcribed from the RFC; do not reorder (the index is the wire format).
  */
-import type { Field } from './qpack.ts';
+/** One header field: name and value. */
+export type Field = readonly [name: string, value: string];
 
 export const STATIC_TABLE: readonly Field[] = Object.freeze([
   /* 0 */ [':authority', ''],

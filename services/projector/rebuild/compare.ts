@@ -6,7 +6,7 @@
  */
 import type { Sql } from '../../../lib/db/pool.ts';
 import type { ReadModel } from './models.ts';
-import { ident, qualified } from './shadow.ts';
+import { ident, qualified } from './sql-names.ts';
 
 /** Columns and primary key of one table. */
 export interface TableShape {

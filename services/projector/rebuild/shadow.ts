@@ -14,6 +14,7 @@ import { createSql, type Sql } from '../../../lib/db/pool.ts';
 import type { ProjectorConfig } from '../config.ts';
 import { RebuildError } from './errors.ts';
 import type { ReadModel } from './models.ts';
+import { ident, qualified } from './sql-names.ts';
 
 /** The schemas of one rebuild. */
 export interface RebuildSchemas {
@@ -24,11 +25,6 @@ export interface RebuildSchemas {
 
 /** Postgres truncates longer identifiers silently (NAMEDATALEN - 1). */
 const MAX_IDENTIFIER_BYTES = 63;
-
-/** `"name"`, for identifiers that lib/config/core.ts (sqlIdentifier) already limited to [a-z0-9_]. */
-export const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
-/** `"schema"."table"`. */
-export const qualified = (schema: string, table: string) => `${ident(schema)}.${ident(table)}`;
 
 /** The schema names for `model` in `live`. @throws RebuildError SCHEMA_NAME_TOO_LONG. */
 export function rebuildSchemas(live: string, model: ReadModel): RebuildSchemas {

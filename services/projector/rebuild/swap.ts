@@ -19,7 +19,8 @@ import type { Sql } from '../../../lib/db/pool.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import { RebuildError } from './errors.ts';
 import type { ReadModel } from './models.ts';
-import { checkpointsIn, ident, qualified, type RebuildSchemas } from './shadow.ts';
+import { checkpointsIn, type RebuildSchemas } from './shadow.ts';
+import { ident, qualified } from './sql-names.ts';
 
 /** An open REPEATABLE READ transaction on a connection of its own. */
 export interface Snapshot {
