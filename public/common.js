@@ -67,6 +67,21 @@ const VISITOR_STORAGE = 'casino.visitor_id';
 /** @type {Promise<string|null>|null} */
 let keyPromise = null;
 let noAuthEndpoints = false;
+/** When the API last refused this visitor a new browser key with 429: until when it says to wait, ms. */
+let keyRefusedUntil = 0;
+
+/**
+ * Why this page has no credential, in words, when the API refused it a browser key for its
+ * address (429: the new-key budget per IP, RATE_LIMIT_BROWSER_KEYS_PER_IP, is spent for the
+ * window); '' otherwise. A stream that needs a credential is then refused (401), which alone says
+ * nothing of the cause.
+ * @returns {string}
+ */
+export function credentialProblem() {
+  if (keyRefusedUntil === 0) return '';
+  const min = Math.max(1, Math.ceil((keyRefusedUntil - Date.now()) / 60_000));
+  return `no browser key: the server refused a new key for this address (too many new browser keys from one IP, HTTP 429); it allows another in about ${min} min`;
+}
 
 function visitorId() {
   let id = null;
@@ -94,6 +109,8 @@ function browserKey() {
         cache: 'no-store',
       });
       if (res.status === 404) noAuthEndpoints = true;
+      keyRefusedUntil =
+        res.status === 429 ? Date.now() + (Number(res.headers.get('Retry-After')) || 60) * 1000 : 0;
       if (!res.ok) {
         keyPromise = null; // try again on the next connection
         return null;

@@ -10,7 +10,7 @@
  * Paths follow seed 000 ("Streaming endpoints") and are relative to the page's origin, except
  * WebTransport, which is UDP on its own port (seed: https://{host}:4433/wt).
  */
-import { api, getCredential, restPausedFor } from './common.js';
+import { api, credentialProblem, getCredential, restPausedFor } from './common.js';
 import { clock } from './render.js';
 import {
   certificateHashesFrom,
@@ -39,6 +39,12 @@ function endedText(protocol, reason) {
   return `Stream refused or closed (${reason})`;
 }
 
+/** `text`, followed by why the page has no credential when the API refused it a browser key. */
+function withCause(text) {
+  const why = credentialProblem();
+  return why ? `${text} — ${why}` : text;
+}
+
 /**
  * A subscription through the stream client. `latest` asks for the latest round of each game first
  * (SSE always sends its `initial`); `onLifecycle` turns lifecycle messages on.
@@ -56,9 +62,11 @@ function streamed(protocol, transport, sel, h, { latest = false } = {}) {
     else if (s.state === 'reconnecting')
       h.onState(
         'error',
-        `${endedText(protocol, s.reason ?? 'closed')} — retrying in ${Math.ceil(s.delayMs / 1000)} s`,
+        withCause(
+          `${endedText(protocol, s.reason ?? 'closed')} — retrying in ${Math.ceil(s.delayMs / 1000)} s`,
+        ),
       );
-    else if (!closedByPage) h.onState('error', s.reason ?? 'Closed');
+    else if (!closedByPage) h.onState('error', withCause(s.reason ?? 'Closed'));
   });
   h.onState('warn', 'Connecting…');
   client.subscribe(selectionOf(sel), {
@@ -67,7 +75,7 @@ function streamed(protocol, transport, sel, h, { latest = false } = {}) {
     onRound: (round, meta) => h.onRound(round, { initial: meta.initial, replay: meta.replay }),
     onLifecycle: (m) => h.onLifecycle?.(m),
     onRecovered: (info) => h.onRecovered?.(info),
-    onError: (e) => h.onState('error', `Refused: ${e.error} (${e.status})`),
+    onError: (e) => h.onState('error', withCause(`Refused: ${e.error} (${e.status})`)),
   });
   return {
     close() {

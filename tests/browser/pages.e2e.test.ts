@@ -365,3 +365,42 @@ describe('demo pages in headless Chromium, through the gateway', () => {
     await sse.page.close();
   });
 });
+
+// Last in the file: it spends this machine's budget of new browser keys (the stack keeps the
+// deployment's 3 per IP an hour; npm start raises it, tests/start-output.e2e.test.ts).
+describe('a page refused a browser key', () => {
+  it('says so in words on the gRPC page, instead of only "Unauthorized"', async () => {
+    let refused = false;
+    for (let i = 0; i < 10 && !refused; i++) {
+      const res = await fetch(`${stack.base}/api/auth/browser-key`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ visitor_id: `spent-${i}-${Date.now()}`, bound_domain: '127.0.0.1' }),
+      });
+      await res.body?.cancel();
+      refused = res.status === 429;
+    }
+    expect(refused).toBe(true);
+    // A fresh visitor (no visitor id stored yet), as a new browser or a private window.
+    const { page, errors } = await open('grpc.html?game=slot', (p) =>
+      p.addInitScript(() => localStorage.removeItem('casino.visitor_id')),
+    );
+    try {
+      await page.waitForFunction(
+        () =>
+          /too many new browser keys from one IP/.test(
+            document.querySelector('#status b')?.textContent ?? '',
+          ),
+        undefined,
+        { timeout: LIVE_TIMEOUT_MS },
+      );
+    } catch (err) {
+      await shot(page, 'grpc-key-refused-failed');
+      throw new Error(`${(err as Error).message}; status: ${await statusText(page)}`);
+    }
+    expect(await statusText(page)).toMatch(/Unauthorized.*no browser key: the server refused a new key/);
+    await shot(page, 'grpc-key-refused');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
