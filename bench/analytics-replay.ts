@@ -1,5 +1,5 @@
 /**
- * Analytics replay benchmark (issue 6): N rounds (default 1,000,000) made by the round engine's
+ * Analytics replay benchmark: N rounds (default 1,000,000) made by the round engine's
  * pure decider over real hash chains (ROUND_CHAIN_LENGTH rounds per epoch, 10 of them tampered)
  * are appended once to a fresh `rounds` topic with batched sends. Then, in the same run, over
  * the same records and the same reader (lib/log/kafka.ts readRange):

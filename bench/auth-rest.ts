@@ -1,5 +1,5 @@
 /**
- * REST cost of access control (issue 4 "Benchmarks", target: p99 overhead under 10 %): two real API
+ * REST cost of access control (target: p99 overhead under 10 %): two real API
  * processes (services/api/main.ts) on the same fixture schema and topic namespace, one with
  * AUTH_REQUIRE_API=false loaded without a credential, one with AUTH_REQUIRE_API=true loaded with a
  * valid private key in X-API-Key (SHA-256 + key-table lookup + scope + per-key limiter per request).

@@ -1,5 +1,5 @@
 /**
- * Shared set-up of the access-control benchmarks (issue 4 "Benchmarks"): a unique topic namespace
+ * Shared set-up of the access-control benchmarks: a unique topic namespace
  * with its `rounds` and `auth-keys` topics on the real broker, a fixed token signing secret (given
  * to the child processes as AUTH_TOKEN_SECRET so tokens minted here verify there), key appends,
  * and a cleanup that deletes every topic of the namespace (including any a service created).

@@ -1,5 +1,5 @@
 /**
- * Credential verification per second on one core (issue 4 "Benchmarks"): each case runs alone in a
+ * Credential verification per second on one core: each case runs alone in a
  * tight loop on this thread for `seconds`, cycling through pre-built inputs, beside two baselines
  * in the same run: a bare HMAC-SHA256 of the token's 17-byte payload and a bare SHA-256 of a key
  * secret (node:crypto), the primitives the real checks are built on. Every result is checked

@@ -1,5 +1,5 @@
 /**
- * WebSocket connection setup rate with tokens (issue 4 "Benchmarks"): two real edge processes
+ * WebSocket connection setup rate with tokens: two real edge processes
  * (services/edge/main.ts) on one topic namespace, one with AUTH_REQUIRE_WS=true where every
  * connection to /ws/crash offers a fresh `tok_` (minted here with the shared AUTH_TOKEN_SECRET,
  * as POST /api/auth/token would) as its subprotocol, one with AUTH_REQUIRE_WS=false connected to

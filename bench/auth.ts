@@ -1,5 +1,5 @@
 /**
- * Access-control benchmarks (issue 4 "Benchmarks"): token verification per second on one core,
+ * Access-control benchmarks: token verification per second on one core,
  * REST p99 of /api/latest/crash with auth on against auth off, WebSocket connection setup rate
  * with tokens, each beside its baseline in the same run. Prints tables; asserts nothing beyond
  * "every request and connection succeeded" (the figures are read against the targets).

@@ -1,5 +1,5 @@
 /**
- * Edge fan-out benchmark (issue 3): many subscribers of `crash` on ONE edge process, per level of
+ * Edge fan-out benchmark: many subscribers of `crash` on ONE edge process, per level of
  * `--plan` (default WebSocket 1k/10k/20k, SSE 1k/10k, gRPC 1k over 1 and over 10 HTTP/2
  * connections, WebTransport 1k/10k). Each level gets
  * a fresh edge process; per level it reports

@@ -1,5 +1,5 @@
 /**
- * Edge latency benchmark (issue 3): time from a round's append to the log until a subscriber
+ * Edge latency benchmark: time from a round's append to the log until a subscriber
  * receives it, per protocol, with `--subscribers` (1,000) subscribers of `crash` at once, one
  * protocol at a time, over `--rounds` rounds appended `--gap-ms` apart. Latency of a delivery =
  * receive wall time − the message's `timestamp` (the Kafka record time the producer set just

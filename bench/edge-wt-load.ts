@@ -1,5 +1,5 @@
 /**
- * Native WebTransport load client of the edge benchmarks (issue 14 item 4), a Deno process:
+ * Native WebTransport load client of the edge benchmarks, a Deno process:
  * Deno's own `WebTransport` (the web API, on its built-in QUIC stack; `--unstable-net`) opens
  * sessions the way a page does (`https://127.0.0.1:<port>/wt?game=…&token=…` with
  * `serverCertificateHashes`), reads each session's datagrams and records, per datagram, the

@@ -1,5 +1,5 @@
 /**
- * WebTransport subscribers of the edge benchmarks held by native clients (issue 14 item 4):
+ * WebTransport subscribers of the edge benchmarks held by native clients:
  * `processes` Deno processes running bench/edge-wt-load.ts (Deno's own WebTransport client), with
  * the sessions split evenly between them, driven over their stdin/stdout. A drop-in for the
  * Chromium clients of bench/edge-wt.ts, without a browser's cost per session.

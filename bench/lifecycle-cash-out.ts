@@ -1,5 +1,5 @@
 /**
- * The cash-out measure of bench/lifecycle.ts (issue 11 "Benchmarks": "p50/p99 from the request to
+ * The cash-out measure of bench/lifecycle.ts ("p50/p99 from the request to
  * the decision on the log, at 100 cash-outs a second"). Round after round of a real engine: demo
  * players bet (POST /play/bets, auto cash-out out of reach) as soon as crash's betting window opens
  * on the log; once its BettingClosed is read, cash-outs of those bets are sent at a fixed pace

@@ -1,5 +1,5 @@
 /**
- * The watchers' measure of bench/lifecycle.ts (issue 11 "Benchmarks": "1,000 players watching a
+ * The watchers' measure of bench/lifecycle.ts ("1,000 players watching a
  * crash flight: p99 delay of what they see, and the edge's CPU"). The edge of the stack streams a
  * real engine's crash rounds; first nobody watches (the edge's idle CPU: its log consumer, timers),
  * then `watchers` WebSocket subscribers of `/ws/crash` (plain: only finished rounds, the baseline),

@@ -1,5 +1,5 @@
 /**
- * Main-job latency benchmark (issue 2): time from a round's append to the log until its row is
+ * Main-job latency benchmark: time from a round's append to the log until its row is
  * visible through `GET /api/latest/:game`, p50/p99 over a few hundred rounds. The projector and
  * the API run as their real processes; this process appends crash rounds one at a time (like the
  * round engine) and polls the API back to back until the new round_id shows. Target: p99 < 100 ms.

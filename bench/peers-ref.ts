@@ -1,5 +1,5 @@
 /**
- * Reference WebSocket servers of `npm run bench -- peers` (issue 14), for scale only: the same
+ * Reference WebSocket servers of `npm run bench -- peers`, for scale only: the same
  * rounds from the same topic, sent to every subscriber of `/ws/crash` as the edge's stream-form
  * JSON, with nothing else the edge does (no access checks, resumes, metrics or slow-consumer
  * limits). Under Bun it is Bun's built-in server (uWebSockets inside) with its native topic

@@ -50,7 +50,7 @@ export const BUN = {
   integrity:
     'sha512-IWX9BELoGHAUtMonkeSaNaZwXzRk+oDw6Mk+HBFXd3KHYIBNBsIGRupMZPcgNoDbJpLu6gAJjIoIVPZtt1aJ1g==',
 } as const;
-/** The last commit whose edge ran on Node 20 with @trufflesuite/uws-js-unofficial (issue 14). */
+/** The last commit whose edge ran on Node 20 with @trufflesuite/uws-js-unofficial. */
 export const BASELINE_COMMIT = 'f727c3ee7541e4e5fbef3e950e1cd33c88c4138b';
 export const NODE20 = '20.20.2';
 /** The header naming Centrifugo's channels in publication data mode. */

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- peers` (issue 14): our edge beside Centrifugo (and, on request, the Node 20
+ * `npm run bench -- peers`: our edge beside Centrifugo (and, on request, the Node 20
  * edge of before, Bun's server and `ws`: bench/peers-servers.ts), on the same Kafka topic, driven
  * by the same load generator (bench/edge-pool.ts client processes, raw WebSocket clients of
  * bench/edge-wire.ts) on the same 2 cores, one server at a time, at each level of subscribers:

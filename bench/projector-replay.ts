@@ -1,5 +1,5 @@
 /**
- * Projector replay benchmark (issue 2): N RoundFinished records (default 200,000) are appended to
+ * Projector replay benchmark: N RoundFinished records (default 200,000) are appended to
  * a fresh `rounds` topic; then the real projector process (services/projector/main.ts) replays them into
  * Postgres. Baseline in the same run: the same rows loaded with COPY by psql into the same table
  * shape. Target: projector rate at least 30% of the COPY rate.

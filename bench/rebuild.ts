@@ -1,5 +1,5 @@
 /**
- * Rebuild benchmark (issue 6): for each read model, the same records are projected twice from
+ * Rebuild benchmark: for each read model, the same records are projected twice from
  * offset 0: first by the live projector (baseline, measured in the same run: start to caught up
  * with the topic's end), then by `rebuildReadModel` into shadow tables, checked and swapped in
  * (its replay phase: start to the live position; the check, swap and row-by-row comparison are

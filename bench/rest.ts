@@ -1,11 +1,11 @@
 /**
- * REST benchmark (issue 2): requests per second and p50/p99 latency of
+ * REST benchmark: requests per second and p50/p99 latency of
  * `/api/history/crash?limit=500` and `/api/latest/crash` under autocannon on loopback, beside a
  * bare fastify route returning a constant (bench/constant-server.ts) in the same run.
  * The API runs as its real process with the read model filled with 20,000 rounds per game and
  * the per-IP limit raised (RATE_LIMIT_MAX) so the limiter counts but never refuses; it answers
- * latest and history from its in-memory window (services/api/rounds/window.ts, issue 14), which
- * it loads from Postgres at start. Targets (issue 14): history?limit=500 at least 25% of the
+ * latest and history from its in-memory window (services/api/rounds/window.ts), which
+ * it loads from Postgres at start. Targets: history?limit=500 at least 25% of the
  * constant route's rate with p99 < 20 ms, latest at least 50%.
  *
  * Usage: tsx bench/rest.ts [--seconds 10] [--connections 20]

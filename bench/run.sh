@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark against the local infrastructure (started if needed) and prints the figures.
 # Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|wallet-recovery|analytics|rebuild|lifecycle]
-# `peers` (issue 14) is not part of `all`: it builds Centrifugo with go install on its first run.
+# `peers` is not part of `all`: it builds Centrifugo with go install on its first run.
 # `wallet-recovery` is not part of `all` either: its baseline waits out the retry schedule's 5 min step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,7 +57,7 @@ if [[ $which == all || $which == wallet ]]; then npx tsx bench/wallet.ts "${@:2}
 if [[ $which == wallet-recovery ]]; then npx tsx bench/wallet-recovery.ts "${@:2}"; fi
 # `npm run bench -- rebuild --rounds 50000 --bets 10000 --keys 5000`: options go to bench/rebuild.ts.
 if [[ $which == all || $which == rebuild ]]; then npx tsx bench/rebuild.ts "${@:2}"; fi
-# `npm run bench -- lifecycle --rate 100 --watchers 1000 …`: options go to bench/lifecycle.ts (issue 11).
+# `npm run bench -- lifecycle --rate 100 --watchers 1000 …`: options go to bench/lifecycle.ts.
 if [[ $which == all || $which == lifecycle ]]; then
   # The edge holds --watchers sockets (1000) beside its own: more than the usual soft limit of 1024.
   ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"

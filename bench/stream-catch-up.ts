@@ -1,5 +1,5 @@
 /**
- * Catch-up benchmark (issue 15 item 5): how fast subscribers resuming from the start of the log
+ * Catch-up benchmark: how fast subscribers resuming from the start of the log
  * are replayed, and what that does to live subscribers of the same edge.
  *
  * 1. Backlog: `--rounds` (100,000) crash rounds appended to a fresh `rounds` topic.

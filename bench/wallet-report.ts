@@ -195,7 +195,7 @@ function printRatios(runs: readonly StackRun[], o: ReportOptions): Record<string
     faultsP99Ms: p(pacedF, 'p99'),
   };
   console.log(
-    `\n## Issue 12 figures (targets: settled ≥ 80% of raw pairs; round end → win credit p99 ≤ 250 ms at ${o.rate} bets/s)`,
+    `\n## Figures (targets: settled ≥ 80% of raw pairs; round end → win credit p99 ≤ 250 ms at ${o.rate} bets/s)`,
   );
   console.log(
     `1×1 settled/s ÷ raw bet+win pairs/s: ${f1(sat1?.settledPerS)} ÷ ${f1(one?.raw.pairsPerS)} = ${pct(ratios.settledPerRawPair as number)}`,

@@ -1,5 +1,5 @@
 /**
- * Betting windows for the wallet benchmark's players (issue 11: a bet is taken only while its
+ * Betting windows for the wallet benchmark's players (a bet is taken only while its
  * round's window is open). The bench's collector reads `rounds` and feeds every RoundOpened and
  * BettingClosed here, so players know when a window is open without asking the API, and each bet
  * names its round (`round_id`), so the API answers it at once instead of the shared test helper

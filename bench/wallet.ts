@@ -1,5 +1,5 @@
 /**
- * Wallet benchmark (issue 12 "Benchmarks"), every service a real child process on loopback in its
+ * Wallet benchmark, every service a real child process on loopback in its
  * own namespace (wallet-stack.ts), players betting only inside betting windows (wallet-windows.ts):
  * 1. bets settled a second end to end with the players saturating the pipeline (a bet is settled
  *    when won and its win credited, or lost and its round closed), beside the sandbox's raw

@@ -1,5 +1,5 @@
 /**
- * The text of a game's phase on the dashboard (issue 11 item 6), from its lifecycle messages:
+ * The text of a game's phase on the dashboard, from its lifecycle messages:
  * betting (countdown to `betting_closes_at`), running (crash: the flight's multiplier from the
  * public formula m(t) = e^(0.00006 · speed · ms since betting closed); the other games draw), and
  * finished (until the next round opens). Times are the server's; the browser's clock is assumed in

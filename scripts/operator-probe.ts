@@ -1,6 +1,6 @@
 /**
  * `npm run operator:probe -- <operator_id> [--json]`: runs an operator's readiness probe now
- * (issue 17 item 2; lib/http/operator-probe.ts) — the signed balance callback for the readiness
+ * (lib/http/operator-probe.ts) — the signed balance callback for the readiness
  * test player and a request with no money fields on every configured callback path — stores the
  * result as the admin API does (request-access grants real-money sessions only to a ready
  * operator), and prints each check. Exit 0 when ready, 1 when not (or unknown), 2 on bad arguments.

@@ -1,6 +1,6 @@
 /**
  * Registers the reference operator wallet (services/operator-sandbox) as the platform's default
- * operator, so `npm start` has players betting through the real wallet-saga (issue 5 item 6).
+ * operator, so `npm start` has players betting through the real wallet-saga.
  * The work is services/operator-sandbox/register.ts (shared with the test stack): idempotent,
  * operator id `opr_sandbox`, the sandbox's own signing secret, and BOTS_OPERATOR_FILE
  * `{operator_id, api_token, base_url}` (mode 0600) for the bots and for request-access by hand.

@@ -65,7 +65,7 @@ service_env=(
   KAFKA_BROKERS="${KAFKA_BROKERS:-$(bash scripts/kafka.sh brokers)}"
   DATABASE_URL="${DATABASE_URL:-postgres://casino:casino@127.0.0.1:${PGPORT:-55432}/casino}"
   KAFKAJS_NO_PARTITIONER_WARNING=1
-  # Simulated players betting through the operator sandbox (issue 5); BOTS_PLAYERS=0 turns them off.
+  # Simulated players betting through the operator sandbox; BOTS_PLAYERS=0 turns them off.
   BOTS_PLAYERS="${BOTS_PLAYERS:-6}"
   # A quick stop for development (a deployment keeps the defaults: 30 s, 5 s).
   SHUTDOWN_TIMEOUT_MS="${SHUTDOWN_TIMEOUT_MS:-10000}"

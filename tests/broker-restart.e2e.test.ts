@@ -1,5 +1,5 @@
 /**
- * The round engine survives a broker restart without losing or duplicating a round (issue 2,
+ * The round engine survives a broker restart without losing or duplicating a round (
  * item 5): a PRIVATE Kafka (tests/support/private-infra.ts, never the shared one) is stopped with
  * `kafka.sh stop` for a few seconds while the engine appends, then started again; afterwards every
  * game's sequence in the log is consecutive and unique, and the hash chain links from each round
@@ -81,7 +81,7 @@ describe('round engine across a broker restart', () => {
       events.push(decodeRoundEvent(r.message.value));
     });
     expect(events.length).toBe(await appended()); // every record decodes
-    // Each round's lifecycle events (issue 11) are in the log once, like the round itself.
+    // Each round's lifecycle events are in the log once, like the round itself.
     for (const type of ['RoundOpened', 'BettingClosed'] as const) {
       const keys = events.filter((e) => e.type === type).map((e) => `${e.game_slug}:${e.round_id}`);
       expect(new Set(keys).size).toBe(keys.length);

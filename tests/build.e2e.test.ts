@@ -1,5 +1,5 @@
 /**
- * The production build (issue 10): `npm run build` compiles every entry point to JavaScript, and the
+ * The production build: `npm run build` compiles every entry point to JavaScript, and the
  * Dockerfile's final stage runs it with `node` on production dependencies only.
  *
  * With no container engine here, the image is reproduced in a temporary app folder: the build
@@ -8,7 +8,7 @@
  * create-topics and migrate that compose's `init` runs) answers /health there, and the
  * WebTransport edge runs there under Deno with the flags of its compose command.
  *
- * The image's edge (issue 14): its uWebSockets.js binary for Node 24 is the official one, untouched
+ * The image's edge: its uWebSockets.js binary for Node 24 is the official one, untouched
  * (the stage installs with --ignore-scripts); the test reads the glibc versions that binary requires
  * and checks the base image's Debian release provides them, then starts the compiled edge from that
  * install with compose's command. Without a container engine the start happens on this host, whose

@@ -68,7 +68,7 @@ describe('loadConfig: WebTransport edge and gateway settings', () => {
     const c = loadConfig({ GATEWAY_API_URL: 'http://10.0.0.5:7000/', GATEWAY_EDGE_WS_URL: 'http://[::1]:1' });
     expect(c.gateway.upstreams.api).toBe('http://10.0.0.5:7000');
     expect(c.gateway.upstreams.edgeWs).toBe('http://[::1]:1');
-    // An explicit API URL means TCP, unless the socket is named too (issue 13 item 3).
+    // An explicit API URL means TCP, unless the socket is named too.
     expect(c.gateway.upstreams.apiSocket).toBe('');
     expect(
       loadConfig({ GATEWAY_API_URL: 'http://a:1', GATEWAY_API_SOCKET: '/run/a.sock' }).gateway.upstreams

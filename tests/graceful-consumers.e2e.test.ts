@@ -1,5 +1,5 @@
 /**
- * Graceful stop of the consumers (issue 6, item 5), each as a real process given work and sent
+ * Graceful stop of the consumers, each as a real process given work and sent
  * SIGTERM in the middle of it: it exits 0 within SHUTDOWN_TIMEOUT_MS, leaves nothing half-written,
  * its committed position covers what it processed, and a restart re-delivers no completed work
  * beyond the documented at-least-once window. The wallet saga's part is in

@@ -1,5 +1,5 @@
 /**
- * Graceful stop of every service that is not a consumer with a checkpoint (issue 6, item 5; the
+ * Graceful stop of every service that is not a consumer with a checkpoint (the
  * consumers: graceful-consumers.e2e.test.ts and graceful-saga.e2e.test.ts). Each runs as a real
  * process, is given work, and is sent SIGTERM; it must exit 0 within SHUTDOWN_TIMEOUT_MS (edges:
  * plus EDGE_DRAIN_MS) and leave nothing half-done: the round engine's log has no gap and a restart

@@ -132,7 +132,7 @@ describe('main job', () => {
     await new Promise((r) => setTimeout(r, 2000));
     await services.engine?.stop('SIGTERM');
 
-    // Finished rounds only: the topic also holds each round's lifecycle events (issue 11).
+    // Finished rounds only: the topic also holds each round's lifecycle events.
     const log = await roundsInLog(kafka, topicName(config, 'rounds'));
     const total = [...log.values()].reduce((n, ids) => n + ids.length, 0);
     await waitFor(

@@ -1,5 +1,5 @@
 /**
- * The compose deployment's front door (issue 6, item 7): ops/nginx/casino.conf.template run by a
+ * The compose deployment's front door: ops/nginx/casino.conf.template run by a
  * local nginx in front of the real API, two real edge processes and the Deno WebTransport edge.
  * Every path of the seed answers from the one origin, gRPC is balanced on its own port, streams
  * spread over both edges, and when one edge drains (SIGTERM) its SSE clients resume through the
@@ -89,7 +89,7 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
       EDGE_DRAIN_MS: '300',
     };
     const apiPort = await freePort();
-    // nginx reaches the API on its proxy socket, as in docker-compose.yml (issue 13 item 3).
+    // nginx reaches the API on its proxy socket, as in docker-compose.yml.
     apiSocket = join(certDir, 'api.sock');
     api = startService('services/api/main.ts', {
       ...common,

@@ -1,5 +1,5 @@
 /**
- * A quick clean stop (issue 13 item 8; finding 10): `npm start` (scripts/start.sh, every service)
+ * A quick clean stop (finding 10): `npm start` (scripts/start.sh, every service)
  * with a WebSocket, an SSE and a gRPC-proxy client connected through the gateway, then Ctrl-C (SIGINT
  * to the script's process group, as a terminal sends it): everything stops within 15 s with exit
  * status 0, and no port of the stack is left open. The same when the Ctrl-C comes as soon as the

@@ -31,7 +31,7 @@ describe('per-service configuration', () => {
     expect(loadEdgeConfig({ RATE_LIMIT_MAX: '5', RATE_LIMIT_AUTH_FAILURES: '9' }).failureBudget.max).toBe(9);
     const engine = loadEngineConfig({ ...shared, ROUND_SPEED: '20' });
     expect(engine.engine.speed).toBe(20);
-    expect(Object.keys(engine).sort()).toEqual(['auth', 'engine', 'kafka', 'ops', 'process']); // auth: the signed internal cash-out (issue 11)
+    expect(Object.keys(engine).sort()).toEqual(['auth', 'engine', 'kafka', 'ops', 'process']); // auth: the signed internal cash-out
   });
 
   it.each([

@@ -1,5 +1,5 @@
 /**
- * The install step of scripts/uws-glibc.ts on the package as npm serves it (issue 14): the locked
+ * The install step of scripts/uws-glibc.ts on the package as npm serves it: the locked
  * tarball of `uWebSockets.js` (checked against the lock's integrity) is unpacked afresh, its binary
  * for this Node is refused by this host's glibc when that is older than the binary wants, and after
  * the rebinding it loads in a new Node process and echoes a WebSocket message.

@@ -1,5 +1,5 @@
 /**
- * Issue 5 "Bad input and faults" against the whole platform as real processes (tests/browser/
+ * against the whole platform as real processes (tests/browser/
  * stack.ts with `wallet: true`: round engine, projector, API, edges, gateway, operator sandbox,
  * settlement, wallet saga). Players take the real path (request-access with the operator bearer,
  * the game URL's launch code through POST /play/open, POST /play/bets through the gateway); the
@@ -201,7 +201,7 @@ describe('bets the platform or the operator refuses up front', () => {
     });
     expect(res.status).toBe(409);
     expect(res.contentType).toMatch(/^application\/problem\+json/);
-    // Issue 11: betting on that round closed with its BettingClosed.
+    // betting on that round closed with its BettingClosed.
     expect(res.body).toMatchObject({ code: 'BETTING_CLOSED' });
     expect(await w().walletEnd()).toBe(before);
     expect(await rowsOf(stack, p.user)).toEqual([]);

@@ -1,5 +1,5 @@
 /**
- * The main job includes wallets (issue 5 items 6 and 8): the whole stack as real processes with
+ * The main job includes wallets: the whole stack as real processes with
  * the operator sandbox registered as the operator, the settlement processor, the wallet saga and
  * services/bots (simulated players betting through request-access, /play/open and /play/bets on
  * every game, one of them in a demo session), as `npm start` runs them. Bets are placed, won bets
@@ -83,7 +83,7 @@ describe('main job with wallets', () => {
       closes += l.body.transactions.filter((t) => t.kind === 'win' && t.delta_minor === 0).length;
     }
     expect(credits).toBe(final.credited);
-    // Every lost bet closed its round at the operator with a zero-amount win (issue 12 item 4).
+    // Every lost bet closed its round at the operator with a zero-amount win.
     expect(closes).toBe(final.closed);
     expect((await ledger(stack.wallet.sandboxUrl, DEMO_BOT)).status).toBe(404);
     const [demo] = await stack.wallet.sql<{ n: string }[]>`

@@ -1,5 +1,5 @@
 /**
- * Issue 17 "Done when", against the whole platform as real processes (tests/browser/stack.ts with
+ * "Done when", against the whole platform as real processes (tests/browser/stack.ts with
  * `wallet: true`): the operator sandbox in strict mode (exact bodies, no win for a bet it did not
  * book, answers with the status in the body; the operator row reads answers with the
  * `status-in-body` preset), on form A and then form B, plays a session of real-money and free bets

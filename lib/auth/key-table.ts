@@ -3,7 +3,7 @@
  * `MemoryKeyTable` is the pure fold of key events; `startKeyTable` feeds one from the compacted
  * `auth-keys` topic, read from the beginning with a consumer group unique to the process (nothing
  * committed), ready once caught up to the high-water marks seen at start, then following live with
- * a 100 ms fetch wait so a revocation is applied within a second (issue 4 item 1).
+ * a 100 ms fetch wait so a revocation is applied within a second.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';

@@ -1,5 +1,5 @@
 /**
- * Secrets of the session API (issue 5). Every bearer credential is stored only as its SHA-256
+ * Secrets of the session API. Every bearer credential is stored only as its SHA-256
  * hex (DESIGN.md "Only a SHA-256 hash … is stored"); the signing secret is stored as is because
  * the wallet-saga signs callbacks with it. Random bytes come from the CSPRNG; no I/O, no clock.
  */

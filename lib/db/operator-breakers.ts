@@ -2,7 +2,7 @@
  * The operators' circuit breakers in Postgres (operator_breakers, migration 008; the rules are
  * rules/wallet/breaker.ts). The wallet saga writes them (each change one locked read-modify-write,
  * so instances sharing an operator count its failures together); the API reads them before it
- * takes a bet (issue 12 item 6) and `request-access` before it grants a session.
+ * takes a bet and `request-access` before it grants a session.
  */
 import { type BreakerState, CLOSED } from '../../rules/wallet/breaker.ts';
 import type { Sql } from './pool.ts';

@@ -78,7 +78,7 @@ export async function readOperatorConfig(
 }
 
 /**
- * Stores the result of operator `operatorId`'s readiness probe (migration 012; issue 17 item 2).
+ * Stores the result of operator `operatorId`'s readiness probe (migration 012).
  * @throws the postgres.js error.
  */
 export async function storeReadiness(sql: Sql, operatorId: string, r: Readiness): Promise<void> {

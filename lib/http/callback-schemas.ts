@@ -1,5 +1,5 @@
 /**
- * The JSON Schemas of the operator callbacks (schemas/callbacks/*.json, issue 17 item 3): one per
+ * The JSON Schemas of the operator callbacks (schemas/callbacks/*.json): one per
  * callback and form for the request the platform sends, one per callback for the operator's ok
  * answer. Compiled once with ajv (JSON Schema draft-07). Used by the tests of every body the saga
  * builds, the operator sandbox's strict mode (exact bodies) and the wallet conformance kit (the

@@ -1,6 +1,6 @@
 /**
  * Every body the wallet saga sends (rules/wallet/bodies.ts buildRequest) against its JSON Schema
- * (schemas/callbacks, issue 17 item 3): both forms, every callback kind (bet, win, rollback, and a
+ * (schemas/callbacks): both forms, every callback kind (bet, win, rollback, and a
  * lost bet's round close as a zero-amount win or a round-end call), real-money and free bets,
  * amounts as strings and as numbers, in currencies of exponent 0 (JPY), 2 (USD) and 8 (BTC). The
  * schemas themselves refuse what a strict operator refuses: an unknown field, a missing one, an id
@@ -103,7 +103,7 @@ describe('every callback body the saga sends conforms to its schema', () => {
       expect(check(form, roundEnd)).toEqual([]);
     });
 
-    // Issue 17 item 1: a free bet is registered with the bet callback (mode free, amount 0,
+    // a free bet is registered with the bet callback (mode free, amount 0,
     // bonus_code, free_bet_id) and its win, rollback and round close refer to it.
     it.each(['bet', 'win', 'rollback', 'close'] as const)('free bet: %s', (kind) => {
       const { body } = bodyOf(kind, form, format, currency, true);

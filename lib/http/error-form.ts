@@ -1,5 +1,5 @@
 /**
- * The error form of every HTTP listener (issue 13 item 5): seed 000's `{error, success: false}`
+ * The error form of every HTTP listener: seed 000's `{error, success: false}`
  * with its CORS headers, also for the errors fastify answers itself before any hook runs (a
  * malformed percent-encoding in the path, a path parameter over the router's limit), which would
  * otherwise go out as fastify's own `{error, code, message, statusCode}` without CORS.

@@ -1,5 +1,5 @@
 /**
- * The operator readiness probe (issue 17 item 2; the rules are rules/wallet/readiness.ts): a
+ * The operator readiness probe (the rules are rules/wallet/readiness.ts): a
  * signed balance callback for the readiness test player, and a signed request with no money fields
  * on every other configured callback path, all at once, each within the operator's timeout.
  * Nothing a probe sends can move money. Run when an operator is registered or changed (admin API,

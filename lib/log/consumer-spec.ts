@@ -5,7 +5,7 @@
  * rebuild (services/projector/rebuild) both write through a spec, so a rebuilt table comes from
  * exactly the code that keeps the live one.
  *
- * Two kinds of failure are told apart (issue 10 item 2):
+ * Two kinds of failure are told apart:
  * - a record that can never be written: it does not decode, or Postgres refuses its data
  *   (`isPermanentDataError`, SQLSTATE classes 22/23/54). `writeIsolating` finds it by writing
  *   the chunk's records one at a time, hands it to `onPoison` (the dead-letter topic) and writes

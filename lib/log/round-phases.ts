@@ -1,6 +1,6 @@
 /**
  * Each game's current round phase (betting, running, finished) read from the `rounds` topic, not
- * from a read model that lags (issue 11 item 4: "known from the lifecycle read from the log"). The
+ * from a read model that lags ("known from the lifecycle read from the log"). The
  * API asks it whether a bet may be taken and which flight a cash-out belongs to.
  *
  * Like an edge's source (lib/stream/source.ts): its own consumer group per process that commits

@@ -82,7 +82,7 @@ describe('RoundFinished codec', () => {
   });
 });
 
-describe('rounds topic events (issue 11)', () => {
+describe('rounds topic events', () => {
   const opened = {
     type: 'RoundOpened',
     round_id: 1_000_000_000_007,

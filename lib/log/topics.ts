@@ -32,7 +32,7 @@ export const TOPICS = {
    * Every round's lifecycle (RoundOpened, BettingClosed, cash-outs, RoundFinished); kept forever
    * because analytics and rebuilds replay it from offset 0. LogAppendTime: the broker stamps every
    * record, so a bet on wallet-transactions and its round's BettingClosed are ordered by one clock
-   * (settlement's late-bet check, issue 11).
+   * (settlement's late-bet check).
    */
   rounds: {
     base: 'rounds',
@@ -71,7 +71,7 @@ export const TOPICS = {
     configEntries: { 'retention.ms': String(30 * 24 * 3600 * 1000), 'cleanup.policy': 'delete' },
   },
   /**
-   * Bets and their wallet outcomes (issue 5): one key per player so a player's events stay in
+   * Bets and their wallet outcomes: one key per player so a player's events stay in
    * order; the wallet-saga, the settlement processor and the wallet projector consume it.
    */
   walletTransactions: {
@@ -105,7 +105,7 @@ export const TOPICS = {
     configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
   },
   /**
-   * Ledger of dead-letter replays (`npm run dead-letters -- replay`, issue 6): one DeadLetterReplayed
+   * Ledger of dead-letter replays (`npm run dead-letters -- replay`): one DeadLetterReplayed
    * per record re-appended, so the same record is not replayed twice by accident.
    */
   deadLetterReplays: {

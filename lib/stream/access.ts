@@ -1,10 +1,10 @@
 /**
- * Credential checks for stream connections (issue 4 items 4, 5 and 7; seed 000 "Authentication"
+ * Credential checks for stream connections (seed 000 "Authentication"
  * 3–7), shared by every streaming transport of both edges (WebSocket, SSE, gRPC, WebTransport).
  *
  * - A connection without a credential passes only when its protocol's switch is off
  *   (AUTH_REQUIRE_WS/SSE/GRPC/WT); a credential that is present is always checked, so a bad one is
- *   refused even with the switch off (seed 000 "Authentication" 6, issue 4).
+ *   refused even with the switch off (seed 000 "Authentication" 6).
  * - The verifier (lib/auth/verifier.ts) applies key lookup, token HMAC and expiry, revocation, the
  *   public-key Origin rule and the stream scope: one game needs `stream:game` (or `stream:*`), a
  *   type or all games need `stream:*`.

@@ -1,5 +1,5 @@
 /**
- * Catch-up that never hurts live subscribers (issue 15 item 5). Every resume of an edge replays
+ * Catch-up that never hurts live subscribers. Every resume of an edge replays
  * its missed rounds through one scheduler, which
  *
  * - runs in slices of at most `sliceMs` of CPU, each in its own `setImmediate` turn, so a live

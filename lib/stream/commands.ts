@@ -1,5 +1,5 @@
 /**
- * Client commands of the envelope protocol (issue 15 item 3: several subscriptions on one
+ * Client commands of the envelope protocol (several subscriptions on one
  * connection, added and removed while connected), on WebSocket (text frames) and WebTransport
  * (lines on the client's stream). One JSON object each:
  *

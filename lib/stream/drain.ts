@@ -1,5 +1,5 @@
 /**
- * Spreading the closing of open streams over a drain window at shutdown (issue 3, item 2), so
+ * Spreading the closing of open streams over a drain window at shutdown, so
  * that clients reconnecting to another edge arrive as a trickle rather than all at once.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The opt-in envelope of the streams (issue 15 item 1): clients that ask (`envelope=1` on WebSocket
+ * The opt-in envelope of the streams: clients that ask (`envelope=1` on WebSocket
  * and WebTransport; gRPC's StreamRoundEvents carries the same fields as a message) get every message
  * as one JSON object
  *

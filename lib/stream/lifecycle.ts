@@ -1,5 +1,5 @@
 /**
- * The opt-in lifecycle messages of the streams (issue 11 item 2): a round's betting window opened
+ * The opt-in lifecycle messages of the streams: a round's betting window opened
  * (`round-opened`) and closed (`betting-closed`), read from the `rounds` topic by the edge's source
  * (RoundOpened, BettingClosed; cash-out decisions are never streamed). Subscribers that did not ask
  * never see them.

@@ -1,5 +1,5 @@
 /**
- * A catch-up cursor over the log itself (issue 15: resumable from any point of the log, on any
+ * A catch-up cursor over the log itself (resumable from any point of the log, on any
  * edge): the rounds of some games between a start and an end offset of every partition, read in
  * chunks through the edge's LogHistory, merged across partitions by append time (each game lives
  * on one partition, so its rounds come in log order), and filtered by a per-game last round id.

@@ -1,5 +1,5 @@
 /**
- * Reading the `rounds` topic from any offset for catch-ups (issue 15 items 1 and 5): one kafkajs
+ * Reading the `rounds` topic from any offset for catch-ups: one kafkajs
  * consumer per edge, joined once, whose partitions stay paused until a chunk is asked for; then
  * the partition is sought to the chunk's start, resumed for the fetches that fill it, and paused
  * again. No consumer group is created per client, so a crowd resuming from far back costs the

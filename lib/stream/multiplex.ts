@@ -1,5 +1,5 @@
 /**
- * The subscriptions of one connection speaking the envelope protocol (issue 15 item 3), on
+ * The subscriptions of one connection speaking the envelope protocol, on
  * WebSocket and WebTransport alike: commands in (commands.ts), envelopes out, each subscription a
  * StreamSubscription (subscriber.ts) with the transport's own sink.
  *

@@ -1,5 +1,5 @@
 /**
- * Judging a position a subscriber asks to resume from (issue 15 "Bad input"), the same way on
+ * Judging a position a subscriber asks to resume from, the same way on
  * every protocol:
  *
  * | position                                   | answer                                             |

@@ -1,5 +1,5 @@
 /**
- * Live rounds handed to a server's own fan-out (issue 14 item 3): a server with topic publish
+ * Live rounds handed to a server's own fan-out: a server with topic publish
  * (uWebSockets.js `app.publish`: one call, and its C++ writes the message to every socket of the
  * topic, corked, so a burst leaves in one write per socket) gets each round once per topic instead
  * of once per subscriber.

@@ -1,5 +1,5 @@
 /**
- * One subscription as every transport runs it (issue 15): optional latest rounds on subscribe, a
+ * One subscription as every transport runs it: optional latest rounds on subscribe, a
  * catch-up from a position, the `recovered` verdict, then live rounds (and lifecycle messages when
  * asked), each round given at most once and, per game, in order.
  *

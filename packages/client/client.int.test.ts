@@ -1,5 +1,5 @@
 /**
- * The stream client in Node against real edges on the real broker (issue 15 item 4), over each
+ * The stream client in Node against real edges on the real broker, over each
  * transport it offers Node: WebSocket (the `ws` package as constructor), SSE, gRPC (node:http2),
  * and SSE through the gRPC proxy. Live rounds with latest and lifecycle messages; a resume from a
  * position on another edge; a failover when the edge goes away, with nothing lost or repeated; and

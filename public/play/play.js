@@ -1,5 +1,5 @@
 /**
- * Player game page (issue 5): opens the session with the one-time launch code of the game URL
+ * Player game page: opens the session with the one-time launch code of the game URL
  * (POST /play/open; a second open of the URL is refused with 410), shows the balance (GET
  * /play/balance: the operator's Balance callback, or the virtual balance of a demo session), the
  * last results over SSE, the current round from GET /play/round (betting countdown; for crash the

@@ -5,7 +5,7 @@
  * payout is floor(amount × multiplier) to the cent.
  *
  * - crash: cashed out at the lowest multiplier the flight reached of the player's triggers: the
- *   auto_cashout when crash point >= auto_cashout, a manual cash-out (issue 11: decided by the
+ *   auto_cashout when crash point >= auto_cashout, a manual cash-out (decided by the
  *   round engine below the point) when there is one; lost when none; payout = floor(amount × it).
  * - double: the colour that came out wins; red and black pay 2x, white 14x.
  * - slot: payout = floor(amount × result multiplier); lost when the multiplier is 0.

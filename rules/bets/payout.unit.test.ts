@@ -38,7 +38,7 @@ describe('payout: crash', () => {
     expect(() => payout(bet('1.00'), crashAt('2.00'), 100)).toThrow(InvalidBetError);
     expect(() => payout(bet('1.005'), crashAt('2.00'), 100)).toThrow(InvalidBetError);
   });
-  it('pays a manual cash-out, or the auto cash-out when the flight reached it first (issue 11)', () => {
+  it('pays a manual cash-out, or the auto cash-out when the flight reached it first', () => {
     expect(payout(bet('10.00'), crashAt('3.00'), 1000, '1.50')).toEqual({
       outcome: 'won',
       payoutMinor: 1500,

@@ -7,7 +7,7 @@
  *     ├──BetRejected (saga)──▶ rejected                  └─appended after BettingClosed──▶ cancelled
  *     └──appended after BettingClosed, or a selection of another game──▶ cancelled
  *
- * "After BettingClosed" compares broker append times (issue 11 item 4: the topics use
+ * "After BettingClosed" compares broker append times (the topics use
  * LogAppendTime, so one clock orders a bet and its round's close whatever the API's clock or
  * speed); for a round without lifecycle records (ingested, or from before issue 11) a bet placed
  * at or after the round finished is late.
@@ -73,7 +73,7 @@ export function evolve(
     const b = e.value.bet;
     return {
       placed: e.value,
-      // A free bet waits for its registration at the operator like a debit (issue 17 item 1).
+      // A free bet waits for its registration at the operator like a debit.
       status: b.demo ? 'counted' : 'placed',
       debited: false,
       rollback: false,

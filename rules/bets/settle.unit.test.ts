@@ -133,7 +133,7 @@ describe('settlement decide/evolve', () => {
   });
 });
 
-describe('settlement decide: the round lifecycle (issue 11)', () => {
+describe('settlement decide: the round lifecycle', () => {
   const closed = (at: number): FinishedRound => ({ ...round('up'), bettingClosedAt: at });
   const withAppend = (appendedAt: number, placedAt = T0) =>
     [placed({}, placedAt), debit].reduce<BetState | undefined>(

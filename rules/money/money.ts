@@ -1,7 +1,7 @@
 /**
- * Transaction ids of the wallet (issue 5) and the demo starting balance. Amounts are integer minor
+ * Transaction ids of the wallet and the demo starting balance. Amounts are integer minor
  * units with each currency's exponent, and reach the wire through `Currencies.wireAmount`
- * (currencies.ts, issue 12 item 5).
+ * (currencies.ts).
  */
 
 /**

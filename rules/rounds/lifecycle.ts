@@ -1,5 +1,5 @@
 /**
- * The lifecycle of a round as pure rules (DESIGN.md "Round lifecycle"; issue 11):
+ * The lifecycle of a round as pure rules (DESIGN.md "Round lifecycle"):
  *   RoundOpened (betting window) → BettingClosed → RoundFinished, all keyed by game slug,
  * and, for crash, the flight between BettingClosed and RoundFinished with its manual cash-outs.
  *

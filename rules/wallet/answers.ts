@@ -1,5 +1,5 @@
 /**
- * The table of operator answers (issue 12 item 2; DESIGN.md "Money rules"; docs/decisions.md
+ * The table of operator answers (DESIGN.md "Money rules"; docs/decisions.md
  * "Issue 12 / Answer table"), pure: how one HTTP answer to a callback counts, per operator preset.
  * No I/O, no clock.
  *

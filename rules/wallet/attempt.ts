@@ -1,5 +1,5 @@
 /**
- * What one callback attempt's answer does to its callback (issue 12 items 2 and 3), pure: the
+ * What one callback attempt's answer does to its callback, pure: the
  * callback's next status and the one fact appended to `wallet-transactions`. The dispatcher
  * appends facts only (CallbackSucceeded, CallbackFailed); what they mean for the bet (reject it,
  * roll it back) is the process manager's decision (process.ts). No I/O, no clock.

@@ -9,10 +9,10 @@
  * the win callback; string in rewards and rollback"); form B's Rollback Bet has "the same fields as
  * Register Earnings", so no linked_tx_id. Register Bet is POST on bet_path in both forms; a free
  * bet is registered with it as a bet that moves no money (amount 0, mode "free", `free_bet_id`). Amounts are decimal strings in the currency's precision (1250 minor USD → "12.50", 1250
- * JPY → "1250"; issue 12 item 5), or JSON numbers for an operator whose `amountFormat` is `number`
+ * JPY → "1250"), or JSON numbers for an operator whose `amountFormat` is `number`
  * (seed 001 types `amount` as a number; docs/decisions.md "Issue 12 / Money").
  *
- * A lost bet's round close (issue 12 item 4, per operator `round_close`): `zero-win` sends the
+ * A lost bet's round close (per operator `round_close`): `zero-win` sends the
  * form's win (form A Register Win, form B Register Earnings) with amount 0 and the win's tx id
  * (bet + 1); `round-end` POSTs {user_id, currency, provider, provider_tx_id, linked_tx_id, game,
  * action: "round_end", round_id, session_token} to the operator's round_end_path; `none` sends
@@ -132,7 +132,7 @@ export function buildRequest(
       session_token: session.sessionToken,
       bonus_code: b.bonus_code,
       extra_data: session.extraData,
-      // A free bet is registered as a bet that moves no money, carrying the free bet's id (issue 17).
+      // A free bet is registered as a bet that moves no money, carrying the free bet's id.
       ...(b.mode === 'free' ? { free_bet_id: b.free_bet_id } : {}),
     };
     return { method: 'POST', url: url(op.betPath), webhookId, body };

@@ -183,7 +183,7 @@ describe('round close of a lost bet', () => {
   });
 });
 
-describe('amounts on the wire (issue 12 item 5)', () => {
+describe('amounts on the wire', () => {
   const inCurrency = (currency: string, amountMinor: number, amountFormat: 'string' | 'number' = 'string') =>
     buildRequest(
       { ...job('bet', amountMinor), bet: { ...bet, currency, amount_minor: amountMinor } },

@@ -1,5 +1,5 @@
 /**
- * The circuit breaker of one operator (issue 12 item 6), pure: after `failures` consecutive failed
+ * The circuit breaker of one operator, pure: after `failures` consecutive failed
  * bet callbacks (answers of class `failed`: timeouts, 5xx, malformed answers; a refusal is an
  * answer and counts as success), or a failed balance probe, the breaker opens and the API refuses
  * new bets of the operator's players at once (503 OPERATOR_UNAVAILABLE with Retry-After) instead

@@ -1,5 +1,5 @@
 /**
- * The events of `wallet-transactions` and `access-sessions` as TypeScript values (issue 5;
+ * The events of `wallet-transactions` and `access-sessions` as TypeScript values (
  * DESIGN.md "Topics"): discriminated unions over the generated Avro record types (schemas/, type
  * only). Their encoding is lib/log/wallet-events.ts.
  */

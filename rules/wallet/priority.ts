@@ -3,7 +3,7 @@
  * the ones a player is waiting on before the ones nobody waits on. A bet's debit (the player's bet),
  * a win (the player's money) and a rollback (a refund of a stake the player no longer has) are
  * sent first come, first served among themselves; a lost bet's round close (a zero-amount win or a
- * round-end call, issue 12 item 4) only tells the operator the round is over, so it yields to all
+ * round-end call) only tells the operator the round is over, so it yields to all
  * of them. Nothing is dropped: a close waits only while a callback of a higher priority waits for
  * the same operator.
  *

@@ -1,5 +1,5 @@
 /**
- * One process manager per bet (issue 12 item 1; DESIGN.md "Money rules"), pure decide/evolve: the
+ * One process manager per bet (DESIGN.md "Money rules"), pure decide/evolve: the
  * bet's state is built from its wallet events, and every callback and every event the saga appends
  * is decided from that state plus the event, never from the event alone. No I/O, no clock (`at`,
  * Unix ms, comes in).
@@ -27,7 +27,7 @@
  * cancellation or the debit's confirmation, so a bet gets exactly one RollbackRequested.
  *
  * Demo bets move no money and have no process. A free bet is registered at the operator as a bet
- * that moves no money (issue 17 item 1: its Register Bet carries amount 0, mode "free", the free
+ * that moves no money (its Register Bet carries amount 0, mode "free", the free
  * bet's id and bonus code), so its win, round close or rollback refers to a bet the operator
  * booked, and follows the same rules as a real-money bet's.
  */

@@ -1,5 +1,5 @@
 /**
- * The bet process manager's invariants (issue 12 item 1; DESIGN.md "Money rules"), one test each,
+ * The bet process manager's invariants (DESIGN.md "Money rules"), one test each,
  * then all of them over random event orders, repeats and adversarial events.
  */
 import { describe, expect, it } from 'vitest';
@@ -182,7 +182,7 @@ describe('answers to the debit', () => {
 });
 
 describe('invariants', () => {
-  it('issue 12 finding 1: a failed re-send of a confirmed debit starts no rollback', () => {
+  it('a failed re-send of a confirmed debit starts no rollback', () => {
     const r = run([placed(), ok('bet'), failed('bet', 'failed'), settled('won')]);
     expect(appended(r.commands)).toEqual([]);
     expect(callbacks(r.commands)).toEqual(['bet', 'win']);

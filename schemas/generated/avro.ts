@@ -152,7 +152,7 @@ export interface BetContext {
   /** free: a free bet, no debit. */
   readonly mode: BetMode;
   readonly bonus_code: null | string;
-  /** The free bet (grant) a free bet redeems (issue 17): registered at the operator with the bet, so its win refers to a bet the operator booked. */
+  /** The free bet (grant) a free bet redeems: registered at the operator with the bet, so its win refers to a bet the operator booked. */
   readonly free_bet_id: null | string;
   /** The player's number of bets in this round, this one included (seed 001). */
   readonly count_register: number;
@@ -221,7 +221,7 @@ export interface BetSettled {
 
 export type CallbackKind = 'bet' | 'win' | 'rollback' | 'close';
 
-/** A callback attempt did not succeed (wallet-saga dispatcher, issue 12). parked: the retry schedule is used up or the answer needs ops (a refused win, a mismatching duplicate); the callback waits in wallet_callbacks for a re-drive. */
+/** A callback attempt did not succeed (wallet-saga dispatcher). parked: the retry schedule is used up or the answer needs ops (a refused win, a mismatching duplicate); the callback waits in wallet_callbacks for a re-drive. */
 export interface CallbackFailed {
   readonly tx_id: number;
   readonly bet_tx_id: number;
@@ -239,7 +239,7 @@ export interface CallbackFailed {
   readonly at: number;
 }
 
-/** The operator acknowledged a callback (wallet-saga dispatcher, issue 12): answered success, or a duplicate taken as the first answer, or (rollback, round close) an unknown transaction. */
+/** The operator acknowledged a callback (wallet-saga dispatcher): answered success, or a duplicate taken as the first answer, or (rollback, round close) an unknown transaction. */
 export interface CallbackSucceeded {
   /** provider_tx_id of the callback's transaction. */
   readonly tx_id: number;

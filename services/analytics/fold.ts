@@ -27,7 +27,7 @@ export interface AnalyticsReport {
   readonly other_games: number;
   /**
    * Rounds whose RoundOpened is in the range and whose RoundFinished is not (yet): open at the end of
-   * the range, not a failure (issue 11).
+   * the range, not a failure.
    */
   readonly open_rounds: readonly { game: GameSlug; round_id: number }[];
   /** Lifecycle records (RoundOpened, BettingClosed) and cash-out decisions read. */

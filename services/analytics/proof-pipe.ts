@@ -1,5 +1,5 @@
 /**
- * The analytics replay's proof checks on a second core (issue 14 item 7): the main thread reads,
+ * The analytics replay's proof checks on a second core: the main thread reads,
  * decodes and folds the statistics; the raw values of the finished rounds it folded go, in log
  * order and in batches of BATCH_RECORDS, to a worker thread (proof-worker.ts) that decodes them
  * again and checks their proofs with the same ProofChecker, so the fairness summary is the one the

@@ -47,12 +47,12 @@ export interface ApiDeps {
   /** Registry of GET /metrics (default: a new `service="api"` one); main.ts shares it with the key table. */
   readonly registry?: Registry;
   /**
-   * Access control (issue 4): the key table and a producer for `auth-keys`. Without it the API has
+   * Access control: the key table and a producer for `auth-keys`. Without it the API has
    * no auth routes and ignores credentials (the rounds-only tests of issue 1 build it so).
    */
   readonly auth?: { readonly table: KeyTable; readonly producer: Producer; readonly lastUsed?: LastUsed };
   /**
-   * The rounds' lifecycle as read from the log and the round engine's cash-out decision (issue 11):
+   * The rounds' lifecycle as read from the log and the round engine's cash-out decision:
    * GET /api/rounds/current/:game, and, with `auth`, the session API's bets and cash-outs.
    */
   readonly play?: { readonly phases: RoundPhases; readonly engine: EngineClient };
@@ -63,7 +63,7 @@ export interface ApiDeps {
 /**
  * Answers the errors fastify raises before any hook runs (a malformed percent-encoding, a path
  * parameter over the router's limit) in the form of the path (problem JSON on the session API)
- * and with the same CORS headers as every other error of the API (issue 13 item 5).
+ * and with the same CORS headers as every other error of the API.
  */
 const apiFrameworkErrors = seedFrameworkErrors({
   'access-control-allow-origin': CORS_ALLOW_ORIGIN,

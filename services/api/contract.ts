@@ -1,5 +1,5 @@
 /**
- * The parts of the API's contract that hold for every route (issue 13 item 7), applied by one
+ * The parts of the API's contract that hold for every route, applied by one
  * onRoute hook so that every route gets them, those added later included (issue 11's):
  *
  * - Security: who must call, derived from the path as the guards decide it (auth/guard.ts ruleFor,

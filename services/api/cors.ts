@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 
 export const CORS_ALLOW_ORIGIN = '*';
 export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
-/** Content-Type of the seed, plus the two credential headers of seed 000 "Authentication" 2 (issue 4). */
+/** Content-Type of the seed, plus the two credential headers of seed 000 "Authentication" 2. */
 export const CORS_ALLOW_HEADERS = 'Content-Type, X-API-Key, Authorization';
 /** Response headers a cross-origin page may read (the rate-limit budget, for polite polling). */
 export const CORS_EXPOSE_HEADERS = 'X-Ratelimit-Limit, X-Ratelimit-Remaining, X-Ratelimit-Reset, Retry-After';

@@ -92,15 +92,15 @@ export class BadGatewayError extends AppError {
 }
 
 /**
- * The operator's wallet is failing and its circuit breaker is open (issue 12 item 6): new bets and
+ * The operator's wallet is failing and its circuit breaker is open: new bets and
  * sessions of its players are refused at once; 503 with code OPERATOR_UNAVAILABLE and `Retry-After`
  * (`retryAfterS`, whole seconds: the time to the breaker's next probe). With code
- * OPERATOR_NOT_READY: the operator's readiness probe failed, no session is granted (issue 17).
+ * OPERATOR_NOT_READY: the operator's readiness probe failed, no session is granted.
  */
 export class OperatorUnavailableError extends AppError {
   readonly retryAfterS: number;
 
-  /** `code` OPERATOR_NOT_READY: its readiness probe failed (issue 17 item 2). */
+  /** `code` OPERATOR_NOT_READY: its readiness probe failed. */
   constructor(
     message: string,
     retryAfterS: number,

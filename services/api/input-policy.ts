@@ -1,5 +1,5 @@
 /**
- * The one input policy of the API (issue 13 item 1), for every text that reaches storage or the log:
+ * The one input policy of the API, for every text that reaches storage or the log:
  *
  * 1. Valid UTF-8 without NUL: a JSON body whose bytes are not valid UTF-8 is refused before it is
  *    parsed (Node would otherwise turn bad bytes into U+FFFD silently), and every string of a body

@@ -1,5 +1,5 @@
 /**
- * Budgets of the API beside the per-request limit of rate-limit.ts (issue 13 item 4), on
+ * Budgets of the API beside the per-request limit of rate-limit.ts, on
  * rate-limiter-flexible: counted in this process, or in the shared Redis of RATE_LIMIT_REDIS_URL
  * so every API node spends one budget. Like the request limit they fail open: when Redis cannot
  * answer, nothing is refused (a limiter outage must not become an API outage).

@@ -1,5 +1,5 @@
 /**
- * The API's listeners (issue 13 item 3): the TCP port (API_HOST:API_PORT), where the peer address
+ * The API's listeners: the TCP port (API_HOST:API_PORT), where the peer address
  * is the client, and the proxy's Unix socket (API_SOCKET), where the gateway or nginx forwards the
  * clients it names in X-Forwarded-For (trust.ts). Both feed the one fastify server, so routes,
  * hooks and limits are the same; only the trust differs. The socket file is created with

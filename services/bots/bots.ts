@@ -1,5 +1,5 @@
 /**
- * Simulated players (issue 5 "A bot load"): each bot is a player of the default operator. It asks
+ * Simulated players: each bot is a player of the default operator. It asks
  * for a game URL like an operator platform would (POST /games/request-access with the operator's
  * bearer), opens it like a browser (POST /play/open with the one-time launch code), then bets on
  * its game every few seconds (POST /play/bets) until stopped. A session that stops working (401,
@@ -50,7 +50,7 @@ class HttpError extends Error {
 }
 
 /**
- * How long to wait after a 409 BETTING_CLOSED (issue 11), ms: until its `next_round_opens_at` plus
+ * How long to wait after a 409 BETTING_CLOSED, ms: until its `next_round_opens_at` plus
  * 50 to 550 ms, or 500 ms when it names none (a crash flight, whose end cannot be told); undefined
  * for any other error.
  */
@@ -154,7 +154,7 @@ export function buildBots(deps: BotsDeps): Bots {
         if (abort.signal.aborted) break;
         const wait = err instanceof HttpError ? bettingClosedWait(err, Date.now(), random) : undefined;
         if (wait !== undefined) {
-          // Issue 11: bets only while a round's betting window is open. Not a failure: the bot
+          // bets only while a round's betting window is open. Not a failure: the bot
           // comes back when the next window opens (a little after, as players do).
           pause = wait;
           await sleep(pause, undefined, { signal: abort.signal }).catch(() => {});

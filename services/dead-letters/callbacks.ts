@@ -1,5 +1,5 @@
 /**
- * `dead-letters callbacks list|show|redrive` (issue 12 item 3): the wallet saga's parked and
+ * `dead-letters callbacks list|show|redrive`: the wallet saga's parked and
  * retrying operator callbacks, which live in Postgres (`wallet_callbacks`, lib/db/wallet-callbacks.ts),
  * not on a topic.
  *

@@ -1,5 +1,5 @@
 /**
- * Selective replay of dead-letter records (issue 6 item 3): the selected records are re-appended to
+ * Selective replay of dead-letter records: the selected records are re-appended to
  * their source topic (same key and value bytes, the original headers without the dead-letter's own,
  * plus `replayed-from: <topic>/<partition>/<offset>`), and each replay is recorded in the ledger
  * topic `dead-letters.replays` (a DeadLetterReplayed keyed `<topic>/<partition>/<offset>`), so a

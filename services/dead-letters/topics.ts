@@ -1,5 +1,5 @@
 /**
- * The dead-letter topics ops can list, inspect and replay (issue 6 item 3), each with how its
+ * The dead-letter topics ops can list, inspect and replay, each with how its
  * headers name the reason and the source, which headers are the dead-letter's own (stripped on
  * replay), and how its value decodes:
  * - `rounds.dead-letter`: records of `rounds` the rounds projector could not decode; the original

@@ -38,7 +38,7 @@ export type HandshakeResult =
       readonly datagramPrefix: Uint8Array;
       /** The session id: the CONNECT stream's id (the header of its WebTransport streams). */
       readonly sessionId: number;
-      /** The client's WebTransport unidirectional streams (issue 15: envelope commands). */
+      /** The client's WebTransport unidirectional streams (envelope commands). */
       readonly peerStreams: PeerWtStreams;
       /** Streams that must stay referenced while the connection lives (closing them is a connection error). */
       readonly keep: readonly unknown[];

@@ -30,7 +30,7 @@ function json(status: number, body: unknown, extra: Record<string, string> = {})
 
 /**
  * Builds the handler. Unknown paths: 404; methods other than GET/HEAD/OPTIONS: 405; a failure
- * inside: 500. Every error is `{error, success: false}` with the CORS headers (issue 13 item 5).
+ * inside: 500. Every error is `{error, success: false}` with the CORS headers.
  */
 export function createHttpHandler(deps: HttpDeps): (req: Request) => Promise<Response> {
   const handle = route(deps);

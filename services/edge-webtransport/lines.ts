@@ -1,5 +1,5 @@
 /**
- * Newline-delimited JSON on WebTransport streams (issue 15): the client's commands in, the
+ * Newline-delimited JSON on WebTransport streams: the client's commands in, the
  * server's reliable messages out. A line is one JSON text; a line longer than the limit is an
  * error that ends the reading (the same bound as a WebSocket command frame).
  */

@@ -1,5 +1,5 @@
 /**
- * The session's reliable stream (issue 15: "the catch-up on a reliable stream, live rounds on
+ * The session's reliable stream ("the catch-up on a reliable stream, live rounds on
  * datagrams"): one server-opened WebTransport unidirectional stream (type 0x54, then the session
  * id), opened on first use, carrying one JSON text per line. Writes are queued in order; the bytes
  * handed over and not yet accepted by QUIC are counted, so a catch-up can wait (backpressure).

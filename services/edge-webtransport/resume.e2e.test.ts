@@ -1,5 +1,5 @@
 /**
- * WebTransport resume (issue 15) against the Deno edge as a process, with headless Chromium:
+ * WebTransport resume against the Deno edge as a process, with headless Chromium:
  * a plain session's `since=` catch-up comes on a reliable stream that ends with FIN when complete
  * and is reset when the position could not be honoured; the envelope protocol with the stream
  * client (packages/client in the page): several subscriptions on one session, lifecycle messages,

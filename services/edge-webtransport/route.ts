@@ -24,7 +24,7 @@ export type WtRoute =
 
 /**
  * The query's parameters, decoded strictly: a malformed percent-encoding is refused as the API and
- * the other listeners refuse it (URLSearchParams would keep `%zz` as it is; issue 13 item 5).
+ * the other listeners refuse it (URLSearchParams would keep `%zz` as it is).
  * @returns undefined when a name or value does not decode.
  */
 function queryParams(search: string): URLSearchParams | undefined {
@@ -92,7 +92,7 @@ export function routeOptions(pathAndQuery: string, selection: Selection | undefi
   return parsed;
 }
 
-/** `pathAndQuery` with the value of every `token=` parameter replaced, for logs (issue 4 item 9). */
+/** `pathAndQuery` with the value of every `token=` parameter replaced, for logs. */
 export function redactToken(pathAndQuery: string): string {
   return pathAndQuery.replace(/([?&]token=)[^&]*/g, '$1[redacted]');
 }

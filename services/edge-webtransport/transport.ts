@@ -1,5 +1,5 @@
 /**
- * The WebTransport transport (issue 3, item 6): a QUIC listener speaking HTTP/3 on WT_PORT that
+ * The WebTransport transport: a QUIC listener speaking HTTP/3 on WT_PORT that
  * opens a session for `CONNECT https://{host}:4433/wt?game=<slug>|type=<type>` and refuses every
  * other request with a status before the session exists. Each open session is a hub subscriber.
  * The `token=` query parameter is the credential (access.ts, AUTH_REQUIRE_WT, default off; the

@@ -1,6 +1,6 @@
 /**
  * The Deno WebTransport edge as a process, against the real broker, with headless Chromium as
- * the client (issue 3, items 6 and 8): rounds appended to a fresh `rounds` topic arrive as one
+ * the client: rounds appended to a fresh `rounds` topic arrive as one
  * datagram each in the stream form; other paths and bad parameters are refused with a status
  * before any session (the browser sees the handshake fail; the status is read from the edge's
  * log and metrics); shutdown ends open sessions with code 1001.
@@ -228,7 +228,7 @@ describe('WebTransport edge (Deno) with headless Chromium', () => {
   ])('refuses %s with %i before any session', async (row, status, error) => {
     const path = row.replace('<revoked>', tokenOf(revoked)).replace('<stream:game>', tokenOf(streamGame));
     const before = await metric('edge_wt_session_requests_total', `status="${status}"`);
-    // The credential never reaches the log (issue 4 item 9), so several rows log the same path.
+    // The credential never reaches the log, so several rows log the same path.
     const refusals = () =>
       logLines().filter((l) => l.msg === 'session refused' && l.path === redactToken(path));
     const seen = refusals().length;

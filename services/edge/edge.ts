@@ -1,5 +1,5 @@
 /**
- * The edge node (issue 3; STYLE.md §1, §8): one rounds source feeding one fan-out hub, a list of
+ * The edge node (STYLE.md §1, §8): one rounds source feeding one fan-out hub, a list of
  * transports that subscribe to it (WebSocket, SSE, gRPC, the gRPC proxy), and one fastify server
  * for the HTTP-based transports and `/health`, `/ready`, `/metrics`. `main.ts` only builds it;
  * tests start it in-process with ports 0.
@@ -90,7 +90,7 @@ export function buildEdge(deps: EdgeDeps): Edge {
   const transports = deps.transports ?? defaultTransports();
   // SSE streams stay open for hours; fastify's request timeout must not cut them. A slug of any
   // length reaches the selection parser (400 "Invalid game slug", as the API answers it, not the
-  // router's 414), and fastify's own errors go out in the seed form with CORS (issue 13 item 5).
+  // router's 414), and fastify's own errors go out in the seed form with CORS.
   const http = Fastify({
     logger: false,
     requestTimeout: 0,

@@ -1,5 +1,5 @@
 /**
- * Revocation across processes (issue 4 item 1): two edge processes (`services/edge/main.ts`) each
+ * Revocation across processes: two edge processes (`services/edge/main.ts`) each
  * hold the key table from the `auth-keys` topic. After a KeyRevoked is appended, each refuses a
  * NEW connection with the key or one of its tokens within one second, and closes the streams
  * that were open with it (WebSocket 1008).
@@ -77,7 +77,7 @@ describe('revocation across edge processes', () => {
         expect(a.status).toBe(401);
       }
     }
-    // The secret never reaches the logs (issue 4 item 9).
+    // The secret never reaches the logs.
     for (const p of procs) expect(p.svc.output()).not.toContain(key.secret);
   });
 });

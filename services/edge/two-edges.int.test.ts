@@ -1,5 +1,5 @@
 /**
- * Issue 3: several edges side by side each deliver every round to their own subscribers (each
+ * several edges side by side each deliver every round to their own subscribers (each
  * reads every partition with a consumer group of its own). Two edges in one process here; the
  * e2e test (edge.e2e.test.ts) does the same with two `services/edge/main.ts` processes.
  */

@@ -1,5 +1,5 @@
 /**
- * WebSocket fan-out on more than one core (issue 14, "both cores used where the server allows
+ * WebSocket fan-out on more than one core ("both cores used where the server allows
  * it"): EDGE_WS_THREADS − 1 worker threads, each a WebSocket-only edge (its own rounds consumer,
  * key table and uWebSockets.js app) listening on the main edge's WebSocket port. uWebSockets.js
  * listens with SO_REUSEPORT, so the kernel spreads new connections over the threads' listeners

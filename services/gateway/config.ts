@@ -9,7 +9,7 @@
  *   (http://…). Unset: derived from API_HOST/API_PORT, EDGE_HOST/EDGE_HTTP_PORT, EDGE_HOST/EDGE_WS_PORT
  *   and WT_HOST/WT_HTTP_PORT (the upstreams' own settings, same defaults), a wildcard host (0.0.0.0, ::)
  *   read as 127.0.0.1.
- * - GATEWAY_API_SOCKET: the API's Unix socket for its proxy (issue 13 item 3: only there does the API
+ * - GATEWAY_API_SOCKET: the API's Unix socket for its proxy (only there does the API
  *   believe X-Forwarded-For, so the per-IP limits count the browsers, not the gateway). Unset: the
  *   API's own API_SOCKET (same default, .data/api/proxy.sock), unless GATEWAY_API_URL is set;
  *   `none`: over TCP to GATEWAY_API_URL (then every browser shares the gateway's IP budget).

@@ -1,5 +1,5 @@
 /**
- * The one-origin gateway of `npm start` (issue 3, item 7: every endpoint path of the seed is
+ * The one-origin gateway of `npm start` (every endpoint path of the seed is
  * reachable from the pages' origin). A reverse proxy on GATEWAY_PORT:
  *
  * | path                       | upstream                         |
@@ -86,7 +86,7 @@ export function buildGateway(deps: GatewayDeps): Gateway {
   // Streams (SSE, gRPC proxy) stay open for hours: no request timeout; forceCloseConnections ends
   // them on stop instead of waiting.
   // A malformed URL never reaches an upstream: the gateway answers it in the form of the path it
-  // was meant for, as the API would (lib/http/error-form.ts; issue 13 item 5).
+  // was meant for, as the API would (lib/http/error-form.ts).
   const app = Fastify({
     logger: false,
     requestTimeout: 0,

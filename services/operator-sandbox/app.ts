@@ -1,5 +1,5 @@
 /**
- * The reference operator wallet (issue 5 item 6) as a fastify app: the callbacks of both forms
+ * The reference operator wallet as a fastify app: the callbacks of both forms
  * (callbacks.ts) on its own ledger (ledger.ts), answered as an operator of the configured answer
  * preset, strict or not (mode.ts, presets.ts); fault injection, quirks, the mode and reconciliation
  * reads under /_sandbox (admin.ts), /health, /ready and /metrics. The ledger's migrations

@@ -13,7 +13,7 @@
  * - SANDBOX_ANSWER_PRESET: how the sandbox answers, as an operator of that answer preset
  *   (rules/wallet/answers.ts; presets.ts): `seed`, `http-status` or `status-in-body`. Empty (the
  *   default): `status-in-body` when SANDBOX_STRICT is on, else `http-status`.
- * - SANDBOX_STRICT: `true` plays the strictest operator (issue 17 item 5; mode.ts): exact callback
+ * - SANDBOX_STRICT: `true` plays the strictest operator (mode.ts): exact callback
  *   bodies (schemas/callbacks), no win without a booked bet, free bets included (false).
  * Both can be changed at run time through PUT /_sandbox/mode (admin.ts).
  * Shared: DATABASE_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, CRYPTO_CURRENCIES (lib/config/shared.ts).

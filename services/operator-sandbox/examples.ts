@@ -1,5 +1,5 @@
 /**
- * The operator guide's example exchanges (docs/operators.md "Example exchanges", issue 17 item 6),
+ * The operator guide's example exchanges (docs/operators.md "Example exchanges"),
  * made by the real code so that they cannot drift: every request is the saga's own
  * (rules/wallet/bodies.ts buildRequest), every answer the sandbox's (wire.ts reads the request and
  * writes the answer's fields, ledger.ts names the refusals, presets.ts gives each preset's status

@@ -1,5 +1,5 @@
 /**
- * The operator guide shows exactly the exchanges the code makes (issue 17 item 6): docs/operators.md
+ * The operator guide shows exactly the exchanges the code makes: docs/operators.md
  * holds what examples.ts renders (regenerate with `npx tsx scripts/operator-examples.ts --write`),
  * and every request in it matches its schema, every success answer its answer schema.
  */

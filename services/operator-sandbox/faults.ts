@@ -1,5 +1,5 @@
 /**
- * Fault injection for demos and tests (issue 5 item 6): an ordered list of rules, the first rule
+ * Fault injection for demos and tests: an ordered list of rules, the first rule
  * that matches a callback decides its fault. A rule with `count` fires that many times and is then
  * dropped, which makes tests deterministic; `probability` (0..1, default 1) makes it random with
  * the injected `random`. Pure: no clock, no I/O.

@@ -1,5 +1,5 @@
 /**
- * How the sandbox plays an operator (issue 17 items 4 and 5): the answer preset it answers in
+ * How the sandbox plays an operator: the answer preset it answers in
  * (presets.ts) and whether it is strict. Set at start from SANDBOX_ANSWER_PRESET and SANDBOX_STRICT
  * (config.ts) and at run time through PUT /_sandbox/mode (admin.ts); like fault rules and quirks,
  * the app's live state, read by the next request.

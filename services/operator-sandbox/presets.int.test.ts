@@ -1,5 +1,5 @@
 /**
- * The sandbox plays each answer preset (issue 17 item 4; presets.ts), on both forms, against its
+ * The sandbox plays each answer preset (presets.ts), on both forms, against its
  * real ledger: every answer is read by the platform's own reading (answerOf, lib/http) under the
  * same preset. A success is `ok`; the same callback again is a `duplicate` (status-in-body) or its
  * first answer (`ok`, same operator_tx_id) and moves nothing; a refusal is `refused` and moves no

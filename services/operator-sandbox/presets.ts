@@ -1,5 +1,5 @@
 /**
- * How the sandbox answers as an operator of each answer preset (issue 17 item 4; the presets are
+ * How the sandbox answers as an operator of each answer preset (the presets are
  * rules/wallet/answers.ts's, which reads what this writes). Pure: a success, a replay or an error
  * code in, an HTTP status and body out.
  *

@@ -1,5 +1,5 @@
 /**
- * Rule-breakers of the sandbox (issue 12 item 8): named ways in which a careless operator wallet
+ * Rule-breakers of the sandbox: named ways in which a careless operator wallet
  * breaks the money rules, each switched on through PUT /_sandbox/quirks (admin.ts) so that the
  * wallet conformance kit (`npm run wallet:conformance`, docs/operators.md "Conformance kit") can be
  * shown to fail exactly the row that checks that rule. A clean sandbox has none and passes every row.

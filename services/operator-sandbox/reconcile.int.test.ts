@@ -93,7 +93,7 @@ describe('reconcile', () => {
     await movement(5, 'win', 250, 250);
     await row(8, 'bet', 100, 'succeeded', 'lost');
     await movement(8, 'bet', 100, -100);
-    // The lost bet's round closed at the operator with a zero-amount win (issue 12 item 4).
+    // The lost bet's round closed at the operator with a zero-amount win.
     await row(9, 'close', 0, 'succeeded', 'lost');
     await movement(9, 'win', 0, 0);
     // commit-then-500: the operator debited, the platform rejected the bet and rolled it back.

@@ -111,7 +111,7 @@ export async function reconcile(sql: Sql, input: ReconcileInput): Promise<Reconc
        and (status in ('pending', 'failed', 'parked')
             or (kind = 'bet' and status = 'succeeded' and round_status = 'open'))
      union all
-     -- A lost bet whose round is not closed at the operator yet (issue 12 item 4), unless its
+     -- A lost bet whose round is not closed at the operator yet, unless its
      -- close was skipped (the operator closed no rounds when it came due).
      select b.tx_id::text, 'close', 'unclosed'
      from ${p}.wallet_transactions b

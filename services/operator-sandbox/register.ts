@@ -1,6 +1,6 @@
 /**
  * Registers the reference operator wallet (this service) as the platform's default operator, so
- * `npm start` has players betting through the real wallet-saga (issue 5 item 6). Shared by
+ * `npm start` has players betting through the real wallet-saga. Shared by
  * scripts/register-sandbox.ts and the browser/e2e stack (tests/browser/stack.ts).
  *
  * Idempotent: the operator id is fixed (`opr_sandbox`); the signing secret is the sandbox's own

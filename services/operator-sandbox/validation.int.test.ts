@@ -111,7 +111,7 @@ describe('operator sandbox: bad signatures and bad input write nothing', () => {
     await expectNothingWritten();
   });
 
-  // A form-B rollback without linked_tx_id is the seed's (issue 17): strict.int.test.ts.
+  // A form-B rollback without linked_tx_id is the seed's: strict.int.test.ts.
   it('form B with integer ids is 400', async () => {
     const intIds = await sb.call('GET', '/webhooks/platform/rollback', {
       ...rollbackBody('B', 6, 4, 1),

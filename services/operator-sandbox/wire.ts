@@ -3,12 +3,12 @@
  * "Callback request fields"): request validation into one normalised `Movement`, the body hash that
  * tells a replay from a conflicting reuse of a provider_tx_id, and the response shapes. Pure.
  *
- * Money (issue 12 item 5): `currency` must be one of the table's (ISO 4217 with a minor unit, or a
+ * Money: `currency` must be one of the table's (ISO 4217 with a minor unit, or a
  * configured crypto code); `amount` is a decimal string or a JSON number in major units with at most
  * that currency's exponent of digits after the point ("12.50" or 12.5 USD, "1250" JPY, "0.00000001"
  * BTC). Balances are answered as decimal strings with exactly the exponent's digits.
  *
- * Free bets (issue 17): a bet of mode "free" registers a free bet, a bet that moves no money: its
+ * Free bets: a bet of mode "free" registers a free bet, a bet that moves no money: its
  * amount is 0 (a real-money bet's is above 0), with its bonus_code and free_bet_id. Form B's
  * Rollback Bet has "the same fields as Register Earnings" (seed 001): no linked_tx_id, the bet is
  * found by the player's round as for a form-B win; one that still sends linked_tx_id is taken.
@@ -206,7 +206,7 @@ export function parseMovement(
         ? check(form === 'A' ? SCHEMAS.winA : SCHEMAS.winB, body)
         : check(form === 'A' ? SCHEMAS.rollbackA : SCHEMAS.rollbackB, body);
   const amountMinor = minorOf(currencies, b.amount, knownCurrency(currencies, b.currency));
-  // A win of 0 is the round close of a lost bet (issue 12 item 4: form A's zero-amount win, form
+  // A win of 0 is the round close of a lost bet (form A's zero-amount win, form
   // B's rewards call), so only a real-money bet must move money, and a free bet none.
   if (kind === 'bet' && b.mode === 'default' && amountMinor === 0)
     throw new SandboxError('BAD_REQUEST', `${kind} amount must be > 0`);

@@ -1,7 +1,7 @@
 /**
  * SIGKILL of the projector process (`tsx services/projector/main.ts`) in the middle of a replay, repeated
  * until each of its three consumers — the rounds projector, the wallet projector and the auth-keys
- * projector (issue 6, item 6) — has been killed with records still to project right after one of
+ * projector — has been killed with records still to project right after one of
  * its writes; then a last run: every read model ends exactly as the log says, nothing lost and
  * nothing doubled, and every checkpoint at its topic's high-water mark. (Rounds alone, twice:
  * crash-restart.int.test.ts.)

@@ -101,7 +101,7 @@ describe('Postgres outage during a replay', () => {
         15_000,
         50,
       );
-      // /ready says why it waits (issue 10 item 2).
+      // /ready says why it waits.
       expect(projector.status()).toEqual({
         consumer: true,
         database: false,

@@ -26,7 +26,7 @@ export const ROUNDS_PROJECTION = 'rounds';
  * lifecycle events and cash-outs of the topic decode to null and only move the checkpoint.
  * Partitions are written concurrently (up to 4 at once): each holds its own games (key = slug)
  * and checkpoint, and the game-list update locks its rows in game id order, so one partition's
- * statement runs in Postgres while the next batch of another is fetched and decoded (issue 14:
+ * statement runs in Postgres while the next batch of another is fetched and decoded (
  * 37% of psql COPY one partition at a time, above 60% so on 2 cores).
  */
 export const roundsProjection: ConsumerSpec<OffsetEvent | null> = {

@@ -80,7 +80,7 @@ export function buildRoundEngine(deps: RoundEngineDeps): RoundEngine {
     });
   }
 
-  /** The cash-out decision of a bet (issue 11): only while its round flies, by this engine's clock. */
+  /** The cash-out decision of a bet: only while its round flies, by this engine's clock. */
   function cashOut(game: GameSlug, roundId: number, txId: number): Promise<CashOutAnswer> {
     const lane = lanes.get(game);
     return lane ? lane.cashOut(roundId, txId, clock()) : Promise.resolve({ status: 'not-flying' });

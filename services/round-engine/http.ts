@@ -6,7 +6,7 @@
  * - GET /metrics: Prometheus text (metrics.ts).
  * - GET /fairness: per game the chain that the next round reveals from: {slug, chain_epoch,
  *   commitment, chain_length, next_index}, so players can note a commitment before its rounds.
- * - POST /internal/cash-out: the API asks for the cash-out decision of a crash bet (issue 11):
+ * - POST /internal/cash-out: the API asks for the cash-out decision of a crash bet:
  *   body `{game, round_id, tx_id}`, signed with the token secret (lib/auth/internal-signature.ts,
  *   purpose `cash-out`); 200 `{status: "accepted", multiplier, at}` once BetCashedOut is in the
  *   log, 200 `{status: "crashed"}` when the flight has reached its point, 409 `{status:

@@ -1,5 +1,5 @@
 /**
- * Settlement and the round lifecycle on the real broker and Postgres (issue 11 item 4 and 3): a
+ * Settlement and the round lifecycle on the real broker and Postgres: a
  * BetPlaced appended after its round's BettingClosed (broker append times, LogAppendTime) is
  * cancelled and, if debited, rolled back, never settled, whatever its placed_at says; a crash bet
  * cashed out by hand is paid the engine's multiplier (or the auto cash-out when lower).

@@ -1,5 +1,5 @@
 /**
- * Issue 12 fault row "SIGKILL of one of two settlement instances under load": two settlement
+ * fault row "SIGKILL of one of two settlement instances under load": two settlement
  * processes (`tsx services/settlement/main.ts`) share six wallet partitions while rounds finish
  * every 100 ms and debits keep arriving; one is killed with SIGKILL mid-flight. The survivor takes
  * its partitions over once the group drops it, and in the end every bet has exactly one BetSettled

@@ -1,5 +1,5 @@
 /**
- * Settlement as two instances in one process on a real broker and Postgres (issue 12 item 7): the
+ * Settlement as two instances in one process on a real broker and Postgres: the
  * wallet partitions are split between them, each bet across all partitions is settled exactly
  * once while rounds finish before, during and after one instance leaves; a bet whose round was
  * stored while its partition moved is settled by the instance that takes the partition; an

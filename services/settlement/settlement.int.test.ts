@@ -72,7 +72,7 @@ describe('settlement processor', () => {
     ];
     for (const b of bets) {
       const follow: WalletEvent[] = [];
-      // Real-money bets are debited and the free bet 1032 registered (issue 17); 1028 never is.
+      // Real-money bets are debited and the free bet 1032 registered; 1028 never is.
       if (!b.value.bet.demo && b.value.tx_id !== 1028)
         follow.push(
           b.value.tx_id === 1040

@@ -2,7 +2,7 @@
  * The kit's hands on an operator wallet: it sends the callbacks the wallet saga sends (the same
  * bodies from rules/wallet/bodies.ts buildRequest, signed by lib/http/callback-client.ts), times
  * each one, classifies its answer with the operator's answer table (answerOf), checks every ok
- * answer against its schema (schemas/callbacks/*.response.json, issue 17 item 3), and records every
+ * answer against its schema (schemas/callbacks/*.response.json), and records every
  * request and answer for the report. Also the balance callback (seed 001 "Balance"), which the
  * rows use to see whether money moved.
  */

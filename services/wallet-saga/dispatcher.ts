@@ -1,5 +1,5 @@
 /**
- * The callback dispatcher (issue 12 items 3 and 6): leases due callbacks from wallet_callbacks
+ * The callback dispatcher: leases due callbacks from wallet_callbacks
  * (store.ts; any number of saga instances share them through FOR UPDATE SKIP LOCKED), sends each
  * signed request, classifies the answer by the operator's answer table (rules/wallet/answers.ts),
  * and stores the result (done, due again at the next time of the retry schedule, or parked) with

@@ -4,7 +4,7 @@
  * (tests/support/wallet-reconcile.ts):
  * - SIGKILLed while bets and then wins are in flight, and restarted;
  * - SIGKILLed right after a bet's CallbackSucceeded reached the log, the operator failing any
- *   re-send of that bet: no rollback, the bet settles and is paid (issue 12 finding 1);
+ *   re-send of that bet: no rollback, the bet settles and is paid;
  * - two instances sharing the work, one SIGKILLed under load: its partitions and its leased
  *   callbacks move to the other, nothing lost or doubled.
  */

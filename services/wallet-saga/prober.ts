@@ -1,5 +1,5 @@
 /**
- * Half-open probes of open circuit breakers (issue 12 item 6; rules/wallet/breaker.ts): every
+ * Half-open probes of open circuit breakers (rules/wallet/breaker.ts): every
  * `intervalMs`, for each operator whose breaker is open and whose probe time has come, one
  * instance claims the probe (moving its time on, so other instances skip it) and asks the
  * operator's balance callback (seed 001 "Balance": user_id, currency, session_token → user_id,

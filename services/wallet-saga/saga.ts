@@ -1,5 +1,5 @@
 /**
- * The wallet saga (issue 12): per-bet process managers over `wallet-transactions` and a durable
+ * The wallet saga: per-bet process managers over `wallet-transactions` and a durable
  * callback dispatcher, composed. Any number of instances run side by side: the processes share
  * the topic's partitions through the consumer group (WALLET_SAGA_GROUP), the dispatchers share
  * wallet_callbacks through row leases.

@@ -1,5 +1,5 @@
 /**
- * Who goes first to an operator's wallet (issue 12, "round end to win credit"). At most
+ * Who goes first to an operator's wallet ("round end to win credit"). At most
  * `concurrency` callbacks are in flight to one operator from this instance, and among those
  * waiting, the ones a player waits on go first (rules/wallet/priority.ts): debits, wins and
  * rollbacks in arrival order, then a lost bet's round close, which nobody waits on.

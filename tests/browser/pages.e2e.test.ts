@@ -1,5 +1,5 @@
 /**
- * The demo pages of public/ in a real browser (issue 3, items 7 and 8): headless Debian Chromium
+ * The demo pages of public/ in a real browser: headless Debian Chromium
  * driven by playwright-core opens every page through the gateway of a whole running stack
  * (tests/browser/stack.ts) and checks that live rounds arrive over each protocol — WebSocket,
  * SSE, WebTransport, gRPC through the proxy, REST polling — that the dashboard is live over SSE
@@ -179,7 +179,7 @@ describe('demo pages in headless Chromium, through the gateway', () => {
     await page.close();
   });
 
-  it('index.html shows each game’s phase and countdown from lifecycle messages (issue 11 item 6)', async () => {
+  it('index.html shows each game’s phase and countdown from lifecycle messages', async () => {
     const { page, errors } = await open('index.html');
     // Some card in its betting window or its flight: the engine opens a round of each game in turn.
     await page.waitForFunction(

@@ -1,5 +1,5 @@
 /**
- * The player game page (public/play/, issue 5 item 3) in headless Chromium, reached through the
+ * The player game page (public/play/) in headless Chromium, reached through the
  * game_url of real sessions on the whole stack with the wallet services (tests/browser/stack.ts,
  * `wallet: true`): the balance from the operator's Balance callback, a live round arriving over
  * SSE, a bet placed through the form and followed until settled with the balance moving by the

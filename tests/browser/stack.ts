@@ -137,7 +137,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     DATABASE_SCHEMA: schema,
     PROJECTOR_GROUP: `${ns}projector`,
     API_PORT: String(api),
-    // The API asks the engine for crash cash-outs (issue 11).
+    // The API asks the engine for crash cash-outs.
     ROUND_ENGINE_PORT: String(engine),
     API_ENGINE_URL: `http://127.0.0.1:${engine}`,
     PROJECTOR_PORT: '0',

@@ -1,5 +1,5 @@
 /**
- * The API contract, checked by an independent fuzzer (issue 13 item 7; finding 9): schemathesis
+ * The API contract, checked by an independent fuzzer (finding 9): schemathesis
  * (PyPI, in the project's .cache/schemathesis-venv, installed by scripts/ensure-test-tools.sh, which
  * `npm test` runs) against /openapi.json of a running API, with every check on (`--checks all`: no
  * 5xx, only documented statuses and content types, bodies matching their schemas, schema-valid input
@@ -166,7 +166,7 @@ const POSITIVE = ['2xx', '3xx', '401', '403', '404', '409', '429', '5xx'];
  * Operations with a rule relative to the clock or across fields, which JSON Schema (OpenAPI 3.0)
  * cannot state: free bets must expire in the future; an operator's retry policy needs
  * maxTimeoutMs ≥ minTimeoutMs (on create and change); an amount may have at most its currency's
- * exponent of decimals (issue 12: USD 2, JPY 0, BTC 8), the currency being another field; a
+ * exponent of decimals (USD 2, JPY 0, BTC 8), the currency being another field; a
  * callback range's `to` may not be before its `from`, and a re-drive names its callbacks one way.
  */
 const SEMANTIC_RULES: readonly [string, string][] = [

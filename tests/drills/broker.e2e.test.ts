@@ -1,5 +1,5 @@
 /**
- * Broker drill (issue 6, item 6): a PRIVATE Kafka (tests/support/private-infra.ts) is killed with
+ * Broker drill: a PRIVATE Kafka (tests/support/private-infra.ts) is killed with
  * SIGKILL for 10 s while rounds flow, then started again. The round engine retries its appends
  * (the log ends with no gap and no duplicate), the edge and the projector resume by themselves,
  * SSE subscribers — some of them cut off and resuming with Last-Event-ID while the broker is down —

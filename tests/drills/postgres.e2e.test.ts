@@ -1,8 +1,8 @@
 /**
- * Postgres drill (issue 6, item 6): a PRIVATE Postgres (tests/support/private-infra.ts) is stopped
+ * Postgres drill: a PRIVATE Postgres (tests/support/private-infra.ts) is stopped
  * for 10 s under the projector and the API while rounds flow, then started again. While it is down
  * the game list answers 503 with its error body, latest and history answer the API's in-memory window
- * (issue 14: the newest rows the read model had committed, unchanged while nothing can commit), and
+ * (the newest rows the read model had committed, unchanged while nothing can commit), and
  * both /ready endpoints say 503; once it is back
  * the projector resumes from its checkpoint and the read model ends with every round of the log
  * exactly once. The shared database is never touched; the broker is the shared one, in a

@@ -1,5 +1,5 @@
 /**
- * Rolling restart of two edges of each kind under the stream client (issue 15 "Done when"): a
+ * Rolling restart of two edges of each kind under the stream client: a
  * fast round engine; two Node edges (WebSocket, SSE, gRPC) and two WebTransport edges (Deno); the
  * client library in headless Chromium over WebSocket, SSE and WebTransport and in Node over gRPC,
  * WebSocket and SSE, each holding a type and a game subscription and knowing both edges. Edge 1 of

@@ -1,5 +1,5 @@
 /**
- * Rolling restart of the edge under load (issue 6, item 5): a fast round engine, two edge
+ * Rolling restart of the edge under load: a fast round engine, two edge
  * processes, and SSE subscribers (per game and per type) that fail over to the other edge and
  * resume with Last-Event-ID whenever their stream ends. Edge 1 is stopped with SIGTERM (its streams
  * are ended over EDGE_DRAIN_MS), started again, then edge 2 the same way. At the end every

@@ -1,5 +1,5 @@
 /**
- * Crash cash-out end to end on the real broker and Postgres (issue 11 item 3): the round engine
+ * Crash cash-out end to end on the real broker and Postgres: the round engine
  * flies crash rounds; the API takes a bet in the betting window and cashes it out during the flight
  * by asking the engine, which decides by its clock below the point and appends BetCashedOut before
  * the round's RoundFinished. Bad input: another player's bet, a bet that is not on crash, a flight

@@ -1,5 +1,5 @@
 /**
- * One error form everywhere (issue 13 item 5; finding 6): every listener refuses a game slug
+ * One error form everywhere (finding 6): every listener refuses a game slug
  * exactly as the API's `/api/latest/:game` does (status and text), on every protocol: the edge's
  * SSE, gRPC proxy, WebSocket and gRPC, the WebTransport route, and the gateway in front of the API;
  * errors fastify raises itself (a malformed percent-encoding) come in the same `{error,

@@ -1,5 +1,5 @@
 /**
- * gRPC health through reflection (issue 13 item 6; finding 8): grpcurl, with no .proto at hand,
+ * gRPC health through reflection (finding 8): grpcurl, with no .proto at hand,
  * lists the services and calls grpc.health.v1.Health/Check (server and datastream.DataStream) on a
  * real edge. grpcurl is the Go tool (scripts/ensure-test-tools.sh installs it into .cache/go/bin,
  * which `npm test` runs first). Before the fix, reflection described the health file with a map

@@ -1,5 +1,5 @@
 /**
- * The input policy over every endpoint that takes input (issue 13 item 1; findings 1 and 7),
+ * The input policy over every endpoint that takes input (findings 1 and 7),
  * table-driven on a real broker and Postgres: for every text field of every body (and the query
  * parameters), a NUL, a lone surrogate, one character over the documented maximum and a value of
  * the wrong type (number, array) are each a 400 naming the field; per endpoint an unknown field

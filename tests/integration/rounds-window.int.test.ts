@@ -1,5 +1,5 @@
 /**
- * The rounds window (issue 14 item 6) against a real Postgres, written by the projector's own
+ * The rounds window against a real Postgres, written by the projector's own
  * statement (services/projector/rounds/store.ts): given these committed rows, the API with the
  * window answers latest and history exactly as the API reading Postgres does, follows each commit
  * through the projector's notification (the poll is set far out of the test's reach), keeps a

@@ -1,5 +1,5 @@
 /**
- * Trust boundaries and budgets of the API (issue 13 items 3 and 4; findings 3, 4 and 5), on a real
+ * Trust boundaries and budgets of the API (findings 3, 4 and 5), on a real
  * broker and Postgres with the API really listening (TCP and its proxy socket) and a real gateway:
  * - a spoofed X-Forwarded-For sent straight to the API's port from this host does not change the
  *   rate-limit identity; through the proxy socket (the gateway) each browser has its own budget,

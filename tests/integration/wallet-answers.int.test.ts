@@ -1,5 +1,5 @@
 /**
- * Every row of the operator answer table (issue 12 item 2; rules/wallet/answers.ts) on both
+ * Every row of the operator answer table (rules/wallet/answers.ts) on both
  * callback forms, through the real saga, broker and Postgres against a real HTTP operator
  * (tests/support/wallet-saga.ts) scripted to answer each row; each row ends reconciled
  * (tests/support/wallet-reconcile.ts): nothing lost, nothing doubled, the money rules held.

@@ -1,5 +1,5 @@
 /**
- * The wallet conformance kit (issue 12 item 8; services/wallet-conformance) against a real operator
+ * The wallet conformance kit (services/wallet-conformance) against a real operator
  * sandbox listening on a socket: a clean sandbox passes every row on both forms; with one quirk on
  * (services/operator-sandbox/quirks.ts) exactly the row of that rule fails. The command line:
  * --url and --operator (an `operators` row in a platform schema of its own) and its exit statuses.
@@ -137,7 +137,7 @@ describe('a sandbox with one quirk', () => {
   });
 });
 
-describe('a strict sandbox (issue 17: exact bodies, status in the body)', () => {
+describe('a strict sandbox (exact bodies, status in the body)', () => {
   it.each(['A', 'B'] as const)('passes every row on form %s read as status-in-body', async (form) => {
     expect((await sbx.put('/_sandbox/mode', { strict: true })).status).toBe(200);
     try {

@@ -1,5 +1,5 @@
 /**
- * Issue 12 faults on the real saga, broker and Postgres against a real HTTP operator
+ * faults on the real saga, broker and Postgres against a real HTTP operator
  * (tests/support/wallet-saga.ts), with an injected clock:
  * - a win retried on the published schedule (5 s, 5 min, 30 min, 2 h, …) across a restart of the
  *   saga hours into it: the schedule resumes from Postgres where it was, the win is credited once;

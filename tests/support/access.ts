@@ -106,7 +106,7 @@ export async function startAccessTestApi(
       });
       if (res.statusCode !== 201) throw new Error(`operator: ${res.statusCode} ${res.body}`);
       const o = json(res) as { operator_id: string; api_token: string; signing_secret: string };
-      // Fixture: an operator whose readiness probe passed (issue 17 item 2; its base_url answers
+      // Fixture: an operator whose readiness probe passed (its base_url answers
       // nothing here). Tests of readiness itself register operators through the admin API directly.
       await base.sql`update operators set ready = true, readiness_checked_at = now() where operator_id = ${o.operator_id}`;
       return o;

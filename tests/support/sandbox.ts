@@ -222,7 +222,7 @@ export interface SagaBet {
 
 /**
  * The exact body the wallet-saga sends (buildRequest) for `kind` of bet `b` in `form`: a real-money
- * bet, or a free bet registered as a bet that moves no money (issue 17), amounts as decimal strings.
+ * bet, or a free bet registered as a bet that moves no money, amounts as decimal strings.
  */
 export function sagaRequest(form: 'A' | 'B', kind: CallbackKind, b: SagaBet): Record<string, unknown> {
   const free = b.free === true;

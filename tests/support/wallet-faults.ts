@@ -170,7 +170,7 @@ export async function trio(stack: StackWithWallet, p: Player, closes = true): Pr
   expect(wins).toMatchObject([
     { tx_id: (won[0]?.tx_id as number) + 1, status: 'succeeded', amount_minor: payout },
   ]);
-  // The two lost bets closed their round at the operator with a zero-amount win (issue 12 item 4),
+  // The two lost bets closed their round at the operator with a zero-amount win,
   // unless the operator closes no rounds.
   const lost = closes ? bets.filter((r) => r.round_status === 'lost').map((r) => r.tx_id + 1) : [];
   expect(rows.filter((r) => r.kind === 'close').map((r) => [r.tx_id, r.status, r.amount_minor])).toEqual(

@@ -121,7 +121,7 @@ export async function placeBet(
     code?: string;
     next_round_opens_at?: string | null;
   }>;
-  // Bets are taken only while a round's betting window is open (issue 11). A bet that names no
+  // Bets are taken only while a round's betting window is open. A bet that names no
   // round waits for the next window, as a player does; one that names a round is sent as it is.
   const until = Date.now() + 60_000;
   for (;;) {

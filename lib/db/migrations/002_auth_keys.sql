@@ -1,6 +1,6 @@
 -- Owners: api_keys  services/projector (auth-keys projection), except the column last_used_at,
 --                   which services/api writes in batches (the rebuild carries it over).
--- Read model of the auth-keys topic (issue 4): the admin listing and last use of every key, written
+-- Read model of the auth-keys topic: the admin listing and last use of every key, written
 -- by the auth-keys projector (services/projector/auth-keys) with its checkpoint in the same statement;
 -- last_used_at is written by the API in batches (services/api/auth/last-used.ts), never per request.
 -- Secrets are not here: only their SHA-256, and only on the topic.

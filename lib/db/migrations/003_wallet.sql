@@ -1,6 +1,6 @@
 -- Owners: operators, access_sessions, free_bets, wallet_tx_seq  services/api
 --         wallet_transactions, wallet_balances                  services/projector (wallet projection)
--- Issue 5: game access sessions, operators, free bets and the wallet read models.
+-- game access sessions, operators, free bets and the wallet read models.
 --
 -- Write side (the api writes these directly, because each holds an atomic check that a log cannot
 -- give; the resulting events still go to the log, docs/decisions.md):

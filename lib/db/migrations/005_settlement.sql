@@ -1,5 +1,5 @@
 -- Owner: settlement_bets, settlement_rounds, settlement_outbox  services/settlement
--- Issue 5: durable state of the settlement processor (services/settlement), written in the same
+-- durable state of the settlement processor (services/settlement), written in the same
 -- statement as its checkpoints in projection_checkpoints (projection 'settlement'), so a SIGKILL and
 -- restart re-processes records without settling a bet twice (docs/decisions.md "Issue 5").
 --   settlement_bets    one row per bet tx_id: the BetPlaced value and the decide/evolve state

@@ -1,5 +1,5 @@
 -- Owner: play_bets, demo_wallets  services/api
--- Issue 11: what the API needs to decide a player's next request at once, atomically, without the
+-- what the API needs to decide a player's next request at once, atomically, without the
 -- asynchronously projected wallet_transactions:
 --   play_bets     one row per accepted bet (its round, stake and auto cash-out), and the manual
 --                 cash-out claimed on it: a conditional update (cash_out is null) lets exactly one of

@@ -1,5 +1,5 @@
 -- Owner: settlement_closes, settlement_cash_outs  services/settlement
--- Issue 11: what settlement reads of a round's lifecycle on `rounds`, written in the same statement
+-- what settlement reads of a round's lifecycle on `rounds`, written in the same statement
 -- as its checkpoints, so a restart re-processes records without deciding twice:
 --   settlement_closes     the broker append time of each round's BettingClosed (Unix ms): a bet
 --                         whose BetPlaced was appended at or after it is cancelled, never settled.

@@ -1,6 +1,6 @@
 -- Owners: wallet_bets, wallet_callbacks, wallet_outbox, operator_breakers  services/wallet-saga
 --         operators (columns answer_table, round_close, round_end_path)    services/api
--- Issue 12: the wallet saga as a per-bet process manager (rules/wallet/process.ts) with durable
+-- the wallet saga as a per-bet process manager (rules/wallet/process.ts) with durable
 -- callbacks (docs/decisions.md "Issue 12").
 --   wallet_bets        one row per real-money bet: the process state (jsonb), written by the saga's
 --                      wallet-transactions consumer in the same statement as its checkpoint

@@ -1,5 +1,5 @@
 -- Owner: settlement_partitions; columns settlement_bets.wallet_partition, settlement_bets.version, settlement_outbox.wallet_partition  services/settlement
--- Issue 12 item 7: settlement as any number of instances. Each instance settles only the bets of the
+-- settlement as any number of instances. Each instance settles only the bets of the
 -- wallet-transactions partitions its consumer group gave it (docs/decisions.md "Issue 12",
 -- "Settlement scale-out"):
 --   settlement_bets.wallet_partition    the wallet-transactions partition of the bet's records (null

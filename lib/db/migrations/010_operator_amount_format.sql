@@ -1,5 +1,5 @@
 -- Owner: operators (column amount_format)  services/api
--- Issue 12 item 5: how an operator's callbacks carry `amount`: 'string', a decimal string in the
+-- how an operator's callbacks carry `amount`: 'string', a decimal string in the
 -- currency's precision (the default, DESIGN.md "Money rules"), or 'number', a JSON number in major
 -- units for an operator that reads seed 001's "amount | number" literally (docs/decisions.md
 -- "Issue 12 / Money").

@@ -1,5 +1,5 @@
 -- Owner: free_bet_redemptions  services/api
--- Issue 17 item 1: a free bet is registered at the operator as a bet that moves no money. Each
+-- a free bet is registered at the operator as a bet that moves no money. Each
 -- redemption of a grant (free_bets) by a bet is kept here; when the bet is rejected (the operator
 -- refused its registration, or settlement cancelled it), the API's free-bet-returns consumer gives
 -- the grant its free bet back once (returned_at), in the same statement as its checkpoint.

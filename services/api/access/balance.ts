@@ -103,7 +103,7 @@ export async function demoBalanceMinor(sql: Sql, s: PlayerSession, currencies: C
 /**
  * Takes `amountMinor` from a demo session's virtual balance in ONE statement (a conditional upsert
  * of its demo_wallets row, re-checked on the locked row), so no number of simultaneous bets takes
- * the balance below zero (issue 11 item 5).
+ * the balance below zero.
  * @returns false when the balance does not cover it (nothing is taken).
  */
 export async function debitDemo(

@@ -1,5 +1,5 @@
 /**
- * POST /play/bets (issue 5 item 4; issue 11 item 4): checks a player's bet and appends BetPlaced to
+ * POST /play/bets (issue 11 item 4): checks a player's bet and appends BetPlaced to
  * `wallet-transactions` (key `operator_id:user_id`); the wallet-saga and settlement take it from
  * there. Rules (docs/decisions.md "Issue 5", "Issue 11"):
  * - a bet goes only on the round of the session's game whose betting window is open, as read from
@@ -160,7 +160,7 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
       throw new InvalidInputError('INVALID_INPUT', 'free: demo sessions have no free bets');
     const roundId = roundFor(phases, s, b.round_id, t);
     if (!s.demo) {
-      // Issue 12 item 6: an operator whose wallet is failing gets no new bets until a probe succeeds.
+      // an operator whose wallet is failing gets no new bets until a probe succeeds.
       const refusal = refusesBets(await deps.breakers.state(s.operator_id, t), t);
       if (refusal.refused)
         throw new OperatorUnavailableError(

@@ -1,5 +1,5 @@
 /**
- * Bets only inside the betting window read from the log (issue 11 item 4), the current round in
+ * Bets only inside the betting window read from the log, the current round in
  * public (item 2), and demo balances that no concurrency overspends (item 5), on the real broker and
  * Postgres. Rounds are opened and closed by appending the engine's records straight to the log.
  */
@@ -165,7 +165,7 @@ describe('cash-out without a round engine', () => {
   });
 });
 
-describe('an operator whose circuit breaker is open (issue 12 item 6)', () => {
+describe('an operator whose circuit breaker is open', () => {
   it('refuses its players new bets at once: 503 OPERATOR_UNAVAILABLE with Retry-After, nothing appended; a closed breaker takes them again', async () => {
     const other = await t.operator({ base_url: 'http://127.0.0.1:9' });
     const p = await t.player(other.api_token, { user_id: 'tripped', game: 'double' });

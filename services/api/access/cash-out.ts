@@ -1,5 +1,5 @@
 /**
- * POST /play/bets/:tx_id/cash-out (issue 11 item 3): a player cashes out a crash bet by hand during
+ * POST /play/bets/:tx_id/cash-out: a player cashes out a crash bet by hand during
  * its round's flight. The round engine decides with its own clock when the request reaches it: the
  * flight's multiplier m(t), accepted only below the crash point (else the bet has crashed), and
  * appends the decision (BetCashedOut, before the round's RoundFinished in the log); settlement pays

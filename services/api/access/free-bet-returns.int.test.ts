@@ -1,5 +1,5 @@
 /**
- * Free bets given back (issue 17 item 1) on the real broker and Postgres: a rejected free bet's
+ * Free bets given back on the real broker and Postgres: a rejected free bet's
  * grant gets its free bet back once, whatever is read twice; other rejections change nothing.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Free bets given back (issue 17 item 1): a free bet is registered at the operator as a bet that
+ * Free bets given back: a free bet is registered at the operator as a bet that
  * moves no money; when that bet is rejected — the operator refused the registration, or settlement
  * cancelled it (placed after its round's betting closed) — the player gets the free bet back.
  * A spec of the checkpointed consumer (lib/log/checkpointed-consumer.ts) on `wallet-transactions`

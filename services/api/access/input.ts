@@ -1,5 +1,5 @@
 /**
- * Input rules of the session API (issue 5), as zod schemas. They validate in the handlers (the
+ * Input rules of the session API, as zod schemas. They validate in the handlers (the
  * app's shared ajv coerces types, so `"12"` would pass as a number; here a wrong type is a 400)
  * and, converted with `z.toJSONSchema`, describe the routes in /openapi.json.
  * Defaults and bounds the seed leaves open are in docs/decisions.md "Issue 5".
@@ -160,7 +160,7 @@ export const createOperatorBody = z
 export type CreateOperatorBody = z.infer<typeof createOperatorBody>;
 
 /**
- * Body of PATCH /admin/operators/:id (issue 17 item 2): any of the callback settings, each replacing
+ * Body of PATCH /admin/operators/:id: any of the callback settings, each replacing
  * the stored one; at least one. The readiness probe runs again after the change.
  */
 export const updateOperatorBody = z
@@ -204,7 +204,7 @@ export const betBody = z
   .refine((b) => b.free || b.amount !== undefined, { message: 'amount is required', path: ['amount'] });
 export type BetBody = z.infer<typeof betBody>;
 
-/** Body of POST /games/free-bets (issue 5: Redeem Free Bet). */
+/** Body of POST /games/free-bets (Redeem Free Bet). */
 export const freeBetBody = z
   .object({
     game_slug: text(64),

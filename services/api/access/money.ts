@@ -1,5 +1,5 @@
 /**
- * Money at the session API's edge (issue 12 item 5): which currencies a session may use, amounts
+ * Money at the session API's edge: which currencies a session may use, amounts
  * read in the precision of their currency, and amounts written back. The zod rules of input.ts
  * check an amount's shape (a finite number, bounds); its digits after the point depend on the
  * currency, whose table comes from config (ISO 4217 + CRYPTO_CURRENCIES), so they are checked here.

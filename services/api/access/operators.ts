@@ -1,8 +1,8 @@
 /**
- * The operators registry (issue 5 item 1), admin only: POST /admin/operators creates an operator
+ * The operators registry, admin only: POST /admin/operators creates an operator
  * and shows its bearer `api_token` once (only its SHA-256 is stored) and its Standard Webhooks
  * `signing_secret` (stored: the wallet-saga signs every callback with it); GET lists or reads
- * operators without secrets, with their readiness (issue 17 item 2: the probe runs when one is
+ * operators without secrets, with their readiness (the probe runs when one is
  * registered or changed with PATCH, and on POST /admin/operators/:id/probe); DELETE disables one: its token stops working and, for the admin API, it
  * is gone (GET and a second DELETE answer 404, the list leaves it out: issue 13, a deleted resource
  * is not available), while its row stays for the sessions and transactions that reference it.
@@ -47,7 +47,7 @@ export function operatorRoutes(
   deps: { sql: Sql; table: KeyLookup; now: () => number; client: CallbackClient },
 ) {
   const { sql, table, now, client } = deps;
-  /** Probes `id` (issue 17 item 2) and reads its row back with the result. */
+  /** Probes `id` and reads its row back with the result. */
   const probed = async (id: string): Promise<OperatorRow | undefined> => {
     await probeAndStore(sql, client, id, Date.now());
     const [o] = await sql<OperatorRow[]>`
@@ -73,7 +73,7 @@ export function operatorRoutes(
               ${b.rollback_path}, ${signingSecret}, ${b.timeout_ms}, ${sql.json(b.retry_policy)},
               ${sql.json(b.answer_table)}, ${b.round_close}, ${b.round_end_path ?? null}, ${b.amount_format})
       returning *`;
-    // Registered: its readiness probe runs now (issue 17 item 2); request-access waits for it to pass.
+    // Registered: its readiness probe runs now; request-access waits for it to pass.
     const withReadiness = (await probed((o as OperatorRow).operator_id)) ?? (o as OperatorRow);
     return reply
       .code(201)

@@ -51,7 +51,7 @@ beforeAll(async () => {
   const port = (wallet.address() as AddressInfo).port;
   op = await t.operator({ base_url: `http://127.0.0.1:${port}`, timeout_ms: 2000 });
   secret = op.signing_secret;
-  // Bets go only on a round whose betting window is open on the log (issue 11): open one per game.
+  // Bets go only on a round whose betting window is open on the log: open one per game.
   for (const g of ['crash', 'double', 'slot'] as const) openRounds[g] = await t.openRound(g);
 });
 afterAll(async () => {

@@ -1,5 +1,5 @@
 /**
- * Operator readiness (issue 17 item 2) through the real API and Postgres against real HTTP
+ * Operator readiness through the real API and Postgres against real HTTP
  * operators: the probe runs when an operator is registered or changed, its result is shown by the
  * admin API, and request-access grants a real-money session only to a ready operator whose breaker
  * is closed (503 OPERATOR_NOT_READY or OPERATOR_UNAVAILABLE with Retry-After otherwise, and no

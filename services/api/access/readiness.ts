@@ -1,5 +1,5 @@
 /**
- * Operator readiness on the session API (issue 17 item 2): the readiness probe
+ * Operator readiness on the session API: the readiness probe
  * (lib/http/operator-probe.ts) run when an operator is registered or changed and kept in its row
  * (migration 012), and the gate request-access passes before it grants a real-money session: the
  * operator's circuit breaker must be closed (else 503 OPERATOR_UNAVAILABLE, Retry-After to its

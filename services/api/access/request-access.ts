@@ -31,7 +31,7 @@ export interface RequestAccessDeps {
   readonly now: () => number;
   /** ISO 4217 + configured crypto currencies: the session's currency and the balance's precision. */
   readonly currencies: Currencies;
-  /** Breaker closed and readiness probe passed (issue 17 item 2), for real-money sessions. */
+  /** Breaker closed and readiness probe passed, for real-money sessions. */
   readonly readiness: ReadinessGate;
 }
 

@@ -1,5 +1,5 @@
 /**
- * GET /play/round (issue 11 item 3): the current round of the player session's game, for the player
+ * GET /play/round: the current round of the player session's game, for the player
  * page's countdown and live crash flight. The flight is drawn from its start (BettingClosed.at) and
  * the public formula m(t) = e^(0.00006 · speed · ms) (rules/games/crash.ts), not from server ticks:
  * the page needs no message per frame, every viewer sees the same curve, and nothing about the point

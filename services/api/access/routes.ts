@@ -54,9 +54,9 @@ export function accessRoutes(deps: AccessDeps): FastifyPluginAsync {
   const { sql, producer, config, table, phases, engine } = deps;
   // ISO 4217 + CRYPTO_CURRENCIES: every amount in and out of these routes uses its currency's exponent.
   const currencies = currencyTable(config.money.crypto);
-  // The operators' circuit breakers (issue 12 item 6), read through a 500 ms cache.
+  // The operators' circuit breakers, read through a 500 ms cache.
   const breakers = createBreakerReader(sql);
-  // Readiness probes of operators (issue 17 item 2), with their own keep-alive connections.
+  // Readiness probes of operators, with their own keep-alive connections.
   const client = createCallbackClient(8);
   const readiness = createReadinessGate(sql, client, breakers);
   // Bets under load share produce requests (one producer allows one request in flight).

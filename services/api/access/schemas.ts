@@ -39,7 +39,7 @@ const ok = (description: string, properties: Record<string, { type: string; desc
   }) as const;
 const idParams = docSchema(z.object({ id: z.string() }));
 
-// Success bodies of the routes that had none (issue 13 item 7), as the handlers write them.
+// Success bodies of the routes that had none, as the handlers write them.
 const str = { type: 'string' } as const;
 const int = { type: 'integer' } as const;
 const nullableStr = { type: 'string', nullable: true } as const;
@@ -77,7 +77,7 @@ const operatorView = closed(
     amount_format: { type: 'string', enum: ['string', 'number'] },
     readiness: {
       description:
-        'The last readiness probe (issue 17): the balance callback for the readiness test player and every configured callback path; null before the first.',
+        'The last readiness probe: the balance callback for the readiness test player and every configured callback path; null before the first.',
       type: 'object',
       nullable: true,
       required: ['ready', 'checked_at', 'checks'],

@@ -1,5 +1,5 @@
 /**
- * A player's choice per game (issue 5 item 3) into the Avro union of BetPlaced.selection. Pure.
+ * A player's choice per game into the Avro union of BetPlaced.selection. Pure.
  * crash: `{auto_cashout}` 1.01..1000000, at most two decimals, JSON number or decimal string,
  * stored as a decimal string with two decimals; double: `{color: white|red|black}`;
  * slot: `{}` (one spin); wall-street: `{trend: up|down}`.

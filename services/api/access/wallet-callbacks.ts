@@ -1,5 +1,5 @@
 /**
- * Ops over the wallet saga's callbacks (issue 12 item 3), admin only, the REST face of
+ * Ops over the wallet saga's callbacks, admin only, the REST face of
  * `npm run dead-letters -- callbacks …` (both on lib/db/wallet-callbacks.ts):
  *
  *   GET  /admin/wallet/callbacks?status&operator_id&user_id&tx_id&from&to&limit → {callbacks}

@@ -1,6 +1,6 @@
 /**
  * `npm run admin-key -- create --name <name>` (scripts/admin-key.ts), runnable in-process: mints a
- * private admin key by appending its KeyCreated to `auth-keys` (issue 13 item 2). No API restart and
+ * private admin key by appending its KeyCreated to `auth-keys`. No API restart and
  * no running API are needed: every node's key table reads the record within a second. Whoever can
  * append to the log (KAFKA_BROKERS, TOPIC_NAMESPACE of the deployment) can mint one, which is the
  * same trust as the log itself; the secret is printed once on stdout and only its SHA-256 is kept.

@@ -1,5 +1,5 @@
 /**
- * The first admin key (issue 4 item 3): AUTH_ADMIN_KEY when set (registered once, by its hash), else,
+ * The first admin key: AUTH_ADMIN_KEY when set (registered once, by its hash), else,
  * when the key table holds no usable admin key, a new private admin key whose secret is written ONCE
  * to stdout (not through the logger, whose lines are shipped and kept). Two API nodes starting
  * together on an empty topic may each create one; both are valid and can be revoked.

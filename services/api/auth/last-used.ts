@@ -1,5 +1,5 @@
 /**
- * Batched `last_used_at` writes (issue 4 item 1: "written in batches, not per request"): every
+ * Batched `last_used_at` writes ("written in batches, not per request"): every
  * AUTH_BATCH_MS the uses recorded by the guard are written in ONE statement
  * (`update … from unnest`), never moving a time back. A key whose row the auth-keys projector has
  * not written yet is kept for the next batch (at most 3 times). A failed write puts the batch back.

@@ -1,5 +1,5 @@
 /**
- * No admin lock-out (issue 13 item 2, finding 2): the last active admin key cannot be revoked or
+ * No admin lock-out (finding 2): the last active admin key cannot be revoked or
  * deleted, not even by itself, and `npm run admin-key -- create` mints another one on the log with
  * no restart. Real broker and Postgres.
  */

@@ -51,7 +51,7 @@ export interface AuthRouteDeps {
   readonly now?: () => number;
 }
 
-/** Default requests per minute (issue 4 item 7). */
+/** Default requests per minute. */
 export const DEFAULT_RATE_LIMIT = { private: 1000, public: 100 } as const;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -127,13 +127,13 @@ function originsOf(body: CreateBody): string[] {
   return [...new Set(out)];
 }
 
-/** Text of the 409 that refuses to revoke or delete the last active admin key (issue 13 item 2). */
+/** Text of the 409 that refuses to revoke or delete the last active admin key. */
 export const LAST_ADMIN_TEXT =
   'this is the last active admin key: create another admin key first (POST /api/auth/keys with scope admin, or npm run admin-key -- create --name <name>)';
 
 /**
  * Refuses to revoke or delete `k` when it is the only active (not revoked, not deleted) admin key,
- * so the admin API can never lock itself out (issue 13 item 2).
+ * so the admin API can never lock itself out.
  * @throws ConflictError LAST_ADMIN_KEY (409)
  */
 export function assertNotLastAdmin(table: Pick<KeyTable, 'list'>, k: KeyRecord): void {
@@ -144,7 +144,7 @@ export function assertNotLastAdmin(table: Pick<KeyTable, 'list'>, k: KeyRecord):
 
 /**
  * Spends one point of the caller's IP and one of the domain before a new browser key is minted
- * (issue 13 item 4: minting must not multiply one IP's request budget).
+ * (minting must not multiply one IP's request budget).
  * @throws RateLimitedError (429) when either budget is spent.
  */
 async function spendMintBudgets(

@@ -1,6 +1,6 @@
 /**
  * JSON schemas of the auth endpoints: they validate bodies (fastify/ajv), serialise responses and
- * feed the generated OpenAPI document. Shapes the seed leaves open are decided here (issue 4 item 3).
+ * feed the generated OpenAPI document. Shapes the seed leaves open are decided here.
  */
 import { SCOPES } from '../../../lib/auth/scopes.ts';
 import { boundedText, HTTP_ORIGIN_PATTERN, PORT_PATTERN } from '../input-policy.ts';

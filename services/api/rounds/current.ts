@@ -1,5 +1,5 @@
 /**
- * GET /api/rounds/current/:game (issue 11 item 2): the round of a game that is taking bets or
+ * GET /api/rounds/current/:game: the round of a game that is taking bets or
  * running now, from the lifecycle read from the log (lib/log/round-phases.ts), with the same 400 and
  * 404 rules, CORS and per-IP rate limit as the other game routes (it is registered in their scope):
  * `{game_slug, round_id, phase: "betting" | "running" | "between", betting_opens_at,

@@ -1,5 +1,5 @@
 /**
- * The newest rounds of every game and every type in memory, pre-serialised (issue 14 item 6), so
+ * The newest rounds of every game and every type in memory, pre-serialised, so
  * `/api/latest` and `/api/history` answer without a database query once the window is warm.
  *
  * Each game keeps its newest `capacity` rows (finished_at, then round_id, descending: the order of

@@ -1,4 +1,4 @@
--- The reference operator's own ledger (issue 5 item 6), in its own schema (SANDBOX_DB_SCHEMA), never
+-- The reference operator's own ledger, in its own schema (SANDBOX_DB_SCHEMA), never
 -- read by the platform: the tests compare it with the platform's read models through /_sandbox/ledger.
 --   accounts      one row per (user_id, currency), created at first sight with SANDBOX_INITIAL_BALANCE;
 --                 every movement locks its row (select ... for update), so movements of one player are

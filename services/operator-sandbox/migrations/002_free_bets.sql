@@ -1,4 +1,4 @@
--- Issue 17: free bets registered as bets that move no money, and form-B rollbacks found by round.
+-- free bets registered as bets that move no money, and form-B rollbacks found by round.
 --   transactions.mode  'free' for a free bet's registration (amount 0) and its win or rollback, so a
 --                      form-B win or rollback (linked by the player's round, not by id) finds the bet
 --                      of its own mode when a round holds both; 'default' for everything before.

@@ -1,5 +1,5 @@
 /**
- * The read models a rebuild knows (issue 6 item 1): which projection checkpoint, topic and tables
+ * The read models a rebuild knows: which projection checkpoint, topic and tables
  * each one owns, which columns do not come from the log, and how a range of records of one
  * partition is written into a schema. The writers are the live projectors' own pure folds and
  * one-statement stores (their ConsumerSpec: rows and checkpoint together, in the live chunks),

@@ -1,5 +1,5 @@
 /**
- * Rebuild of one read model from the log with no downtime (issue 6 item 1): replay its topic from
+ * Rebuild of one read model from the log with no downtime: replay its topic from
  * the first offset into shadow tables, follow the live projector until close behind it, check the
  * shadow against the live tables at one offset, swap them in one transaction, and compare again
  * row by row as of the swap. Steps and their reasons: docs/decisions.md "Issue 6 / Rebuild".

@@ -14,7 +14,7 @@ import type { BetContext, WalletEvent } from '../../../lib/log/wallet-events.ts'
 
 export type TxStatus = 'pending' | 'failed' | 'parked' | 'rejected' | 'succeeded';
 export type RoundStatus = 'open' | 'lost' | 'won' | 'cancelled';
-/** `close`: a lost bet's round closed at the operator (issue 12), tx_id = the bet's + 1. */
+/** `close`: a lost bet's round closed at the operator, tx_id = the bet's + 1. */
 export type TxKind = 'bet' | 'win' | 'rollback' | 'close';
 
 /**
@@ -98,7 +98,7 @@ export function patchesOf(e: WalletEvent): TxPatch[] {
     case 'BetPlaced': {
       const v = e.value;
       const at = v.placed_at;
-      // A demo bet calls no operator; a free bet is registered like a bet (issue 17) and waits for it.
+      // A demo bet calls no operator; a free bet is registered like a bet and waits for it.
       const demo = v.bet.demo;
       return [
         {

@@ -105,7 +105,7 @@ describe('wallet projector', () => {
       },
       succeeded(104, 'rollback', '100.00'),
     ]);
-    // A free bet is registered at the operator as a bet that moves no money (issue 17).
+    // A free bet is registered at the operator as a bet that moves no money.
     await e.append(c.value.bet, [
       c,
       succeeded(108, 'bet', '90.00', 0),

@@ -1,5 +1,5 @@
 /**
- * gRPC transport for Node (issue 15: "also gRPC in Node"): each subscription is one
+ * gRPC transport for Node ("also gRPC in Node"): each subscription is one
  * `datastream.DataStream/StreamRoundEvents` call on one HTTP/2 connection, spoken with node:http2
  * and the hand-written codec of protobuf.ts (gRPC over HTTP/2: grpc/grpc doc/PROTOCOL-HTTP2.md),
  * so the client needs no gRPC package. The credential goes in metadata `x-api-key`.

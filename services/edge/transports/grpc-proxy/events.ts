@@ -1,5 +1,5 @@
 /**
- * The proxy's relay of StreamRoundEvents (issue 15) as Server-Sent Events, so a page resumes
+ * The proxy's relay of StreamRoundEvents as Server-Sent Events, so a page resumes
  * through gRPC just as it does on /sse: a round is `event: message` (`initial` for the latest sent
  * on subscribe) with its position as `id:` — EventSource then resumes by itself with
  * `Last-Event-ID` — the resume verdict is `event: recovered` (when the page asked with

@@ -1,5 +1,5 @@
 /**
- * Relays one gRPC server stream to a browser as Server-Sent Events (issue 3 item 5: the grpc.html
+ * Relays one gRPC server stream to a browser as Server-Sent Events (the grpc.html
  * demo truly goes through gRPC). Each gRPC message becomes `event: message` with the stream-form
  * JSON as data — the seed's stream form, field for field, as on every other protocol.
  *

@@ -1,5 +1,5 @@
 /**
- * The gRPC transport of the edge (issue 3 item 4): datastream.DataStream on GRPC_HOST:GRPC_PORT
+ * The gRPC transport of the edge: datastream.DataStream on GRPC_HOST:GRPC_PORT
  * (seed 000: `{grpc_host}:50051`) with insecure credentials, plus server reflection and the
  * standard health service (grpc.health.v1, SERVING for "" and datastream.DataStream), so
  * `grpcurl -plaintext 127.0.0.1:50051 list` works with no .proto at hand (DESIGN.md "gRPC").

@@ -1,7 +1,7 @@
 /**
  * Request parsing of the DataStream RPCs. Pure; throws `RpcError` with the status a client sees:
  * INVALID_ARGUMENT for malformed input, NOT_FOUND for a well-formed name of no game or type,
- * always before any stream starts (issue 3 "Bad input": unknown game or type is NOT_FOUND).
+ * always before any stream starts (unknown game or type is NOT_FOUND).
  * Slug and type rules are those of every other transport (../../selection.ts).
  */
 

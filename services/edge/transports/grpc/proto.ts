@@ -64,7 +64,7 @@ export interface GetHistoryRequest {
   game_type?: string;
   limit?: number;
 }
-/** Resume and opt-ins of the Stream* requests (issue 15). */
+/** Resume and opt-ins of the Stream* requests. */
 export interface StreamOptionsMsg {
   since?: string;
   latest?: boolean;
@@ -160,7 +160,7 @@ export function loadDataStream(): PackageDefinition {
 /**
  * The DataStream service definition for `Server.addService`, with one change: the response
  * serializer of the streaming methods passes a `Buffer` through untouched. Streams write each
- * round's protobuf bytes encoded once per wire form (issue 3: "serialised once per wire form,
+ * round's protobuf bytes encoded once per wire form ("serialised once per wire form,
  * not once per subscriber"), not the message object that grpc-js would encode per call.
  */
 export function dataStreamService(): ServiceDefinition {

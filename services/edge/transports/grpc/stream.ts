@@ -1,5 +1,5 @@
 /**
- * One gRPC server stream as a hub subscriber, with the slow-consumer guard (issue 3: "a client
+ * One gRPC server stream as a hub subscriber, with the slow-consumer guard ("a client
  * that connects and never reads: closed at the buffer limit, other subscribers unaffected").
  *
  * grpc-js queues every `write` in the call's object-mode buffer until HTTP/2 flow control lets

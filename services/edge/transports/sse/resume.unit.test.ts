@@ -67,7 +67,7 @@ describe('resumePosition', () => {
     expect(r.position?.last.get('crash')).toBe(round('crash', 6).round_id);
   });
 
-  // Issue 15 replaces the one-hour window: a position from any point of the log resumes.
+  // replaces the one-hour window: a position from any point of the log resumes.
   it('accepts an id from long ago, down to the start of the log', () => {
     expect(resumePosition(hub, sel, 't=1', now).position?.t).toBe(1);
     expect(resumePosition(hub, sel, 't=0', now).position).toEqual({ t: 0, last: new Map() });

@@ -1,5 +1,5 @@
 /**
- * SSE transport with better-sse on the edge's fastify server (issue 3, item 3; seed 000 "SSE"):
+ * SSE transport with better-sse on the edge's fastify server (seed 000 "SSE"):
  * `/sse/:game` and `/sse/type/:type`, and `/sse/all` (every game; not in the seed: a page that
  * shows every game needs one connection instead of three, browsers allowing six per host).
  *
@@ -10,7 +10,7 @@
  *   the newest of its games; nothing when no round is known yet), then `event: message` per round.
  *   Every event has an id: the subscriber's position (lib/stream/position.ts), the same text as
  *   every other protocol's.
- * - Resume (issue 15): a reconnect with a Last-Event-ID (header, or `lastEventId` query parameter
+ * - Resume: a reconnect with a Last-Event-ID (header, or `lastEventId` query parameter
  *   for clients that cannot set headers), or a first connection with `?since=<position>`, gets the
  *   missed rounds as `message` events, from memory or from any point of the log at the bounded
  *   catch-up rate, then live ones, none twice, and no `initial`. A Last-Event-ID that is malformed,

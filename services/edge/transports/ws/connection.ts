@@ -137,7 +137,7 @@ export class WsConnection implements WsLink, MultiplexDeps {
   /**
    * A subscription is on its topic. A plain socket's only subscription then needs nothing more
    * of JavaScript (no heartbeat, no unsubscribe; uWS takes a closing socket off its topics), so
-   * the socket lets go of it and an idle socket keeps only itself (issue 14: memory per socket).
+   * the socket lets go of it and an idle socket keeps only itself (memory per socket).
    */
   joined(): void {
     if (!this.data.options.envelope) this.subs = undefined;

@@ -37,7 +37,7 @@ export function reject(
 }
 
 /**
- * The selection of a `/ws/…` path as the API reads a path parameter (issue 13 item 5): uWS gives
+ * The selection of a `/ws/…` path as the API reads a path parameter: uWS gives
  * the raw path, so each segment is percent-decoded first (`%63rash` is crash; a `%2F` stays inside
  * its segment, making it a malformed slug); a bad percent-encoding is 400 as on every listener.
  */

@@ -1,7 +1,7 @@
 /**
- * WebSocket transport on uWebSockets.js (issue 3, item 2; seed 000 "Live streams"):
+ * WebSocket transport on uWebSockets.js (seed 000 "Live streams"):
  * `/ws/:game` and `/ws/type/:type`, one text frame per round holding the stream form, nothing
- * else sent unless the client opts in (issue 15, lib/stream/options.ts):
+ * else sent unless the client opts in (lib/stream/options.ts):
  *
  * - `?since=<position>` resumes: the missed rounds (from memory or any point of the log, at the
  *   bounded catch-up rate) come before live ones, none twice. The 101 answer says whether the
@@ -26,7 +26,7 @@
  * - Without envelopes, client messages are ignored (the protocol has none); a frame over
  *   `MAX_PAYLOAD_BYTES` closes the socket with 1009, one over 64 KiB is not read at all (uWS drops
  *   the connection, 1006). Neither affects other subscribers.
- * - Fan-out (issue 14 item 3): a live subscription is on a uWS topic of its selection and wire
+ * - Fan-out: a live subscription is on a uWS topic of its selection and wire
  *   form (lib/stream/shared.ts), so a round is one `app.publish` per topic, written to every socket
  *   by uWS's C++, a burst corked into one write per socket; catch-ups, `latest` rounds and other
  *   per-subscriber messages are sends of their own (subscriber.ts orders the switch).
@@ -217,7 +217,7 @@ export function createWsTransport(): Transport {
             });
         },
         message: (ws, message) => {
-          // Without envelopes the stream protocol has no client messages (issue 3 "Bad input"):
+          // Without envelopes the stream protocol has no client messages:
           // small ones are ignored; larger ones end the connection with a defined code.
           if (message.byteLength > MAX_PAYLOAD_BYTES) return ws.end(TOO_BIG_CLOSE.code, TOO_BIG_CLOSE.reason);
           const { conn } = ws.getUserData();
