@@ -102,10 +102,19 @@ export interface RoundsInput {
   readonly cashOuts: readonly BetCashedOut[];
 }
 
+/** A round's content as compared between two records of its id (result keys sorted: jsonb reorders them). */
+const contentOf = (r: Pick<FinishedRound, 'finished_at' | 'result'>): string =>
+  `${r.finished_at}:${JSON.stringify(r.result, Object.keys(r.result).sort())}`;
+
 /**
  * Keeps the closes and cash-outs of one `rounds` partition and settles the open bets of its
  * finished rounds (each with the append time of its BettingClosed, read in this batch or before)
  * that belong to the wallet partitions of `epochs`.
+ *
+ * The first record of a round id stays (rules/rounds/admission.ts): a second one in the batch is
+ * dropped, and one whose content differs from the round already stored (a `conflict`) settles
+ * nothing; each is reported to `refused` (`duplicate` or `conflict`). A record of the stored
+ * content is settled again (a re-read after a restart finds bets still open).
  * @throws StaleOwnerError naming the partitions claimed by another instance since, StaleBetError
  *   when a bet row changed under the step, the postgres.js error of a failed read or write.
  */
@@ -116,11 +125,31 @@ export async function settleRoundsBatch(
   next: bigint,
   now: number,
   epochs: Epochs,
+  refused: (reason: 'duplicate' | 'conflict') => void = () => {},
 ): Promise<Sendable[]> {
-  const ids = input.finished.map((r) => ({ game: r.game_slug, round_id: r.round_id }));
+  const known = await loadRounds(
+    sql,
+    input.finished.map((r) => ({ game: r.game_slug, round_id: r.round_id })),
+  );
+  const firsts = new Map<string, (typeof input.finished)[number]>();
+  for (const r of input.finished) {
+    const k = roundKey(r.game_slug, r.round_id);
+    const prior = firsts.get(k) ?? known.get(k);
+    if (prior && contentOf(prior) !== contentOf(r)) {
+      refused('conflict');
+      continue;
+    }
+    if (firsts.has(k)) {
+      refused('duplicate');
+      continue;
+    }
+    firsts.set(k, r);
+  }
+  const finished = [...firsts.values()];
+  const ids = finished.map((r) => ({ game: r.game_slug, round_id: r.round_id }));
   const batchCloses = new Map(input.closes.map((c) => [roundKey(c.game, c.round_id), c.closed_at]));
   const stored = await loadCloses(sql, ids);
-  const rounds = input.finished.map((r) => {
+  const rounds = finished.map((r) => {
     const k = roundKey(r.game_slug, r.round_id);
     return { ...r, bettingClosedAt: batchCloses.get(k) ?? stored.get(k) ?? null };
   });

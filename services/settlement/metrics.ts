@@ -11,6 +11,11 @@ export interface SettlementMetrics {
   readonly appended: Counter<'type' | 'outcome'>;
   /** Records settled in committed writes, by topic (result `processed`; records that can never be written are counted as dead-lettered by the consumer metrics). */
   readonly records: Counter<'topic' | 'result'>;
+  /**
+   * RoundFinished records settlement refused and settled nothing with (rules/rounds/admission.ts),
+   * by reason: `future`, `past`, `duplicate`, `conflict`.
+   */
+  readonly refused: Counter<'reason'>;
 }
 
 /** Registers the counters in `registry`. */
@@ -27,6 +32,12 @@ export function createSettlementMetrics(registry: Registry): SettlementMetrics {
       name: 'settlement_records_total',
       help: 'Records settled in committed writes, by topic and result (processed)',
       labelNames: ['topic', 'result'],
+      registers: [registry],
+    }),
+    refused: new Counter({
+      name: 'settlement_refused_rounds_total',
+      help: 'RoundFinished records of rounds refused by the admission rule and not settled with, by reason (future, past, duplicate, conflict)',
+      labelNames: ['reason'],
       registers: [registry],
     }),
   };

@@ -41,6 +41,7 @@ import { decodeWalletEvent } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
 import type { FinishedRound } from '../../rules/bets/settle.ts';
+import { admitByTime, REFUSAL_REASONS } from '../../rules/rounds/admission.ts';
 import type { BetCashedOut } from '../../rules/rounds/round.ts';
 import { retryStale, settleRoundsBatch, settleWalletBatch } from './batch.ts';
 import type { SettlementConfig } from './config.ts';
@@ -94,6 +95,7 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
   const walletTopic = topicName(config, 'walletTransactions');
   const log = deps.logger.child({ component: 'settlement', groupId: config.settlement.group });
   const metrics = createSettlementMetrics(createServiceRegistry('settlement'));
+  for (const reason of REFUSAL_REASONS) metrics.refused.inc({ reason }, 0);
   const { appended, records } = metrics;
   const producer = kafka.producer({
     idempotent: true,
@@ -156,7 +158,18 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
     chunkSize: Number.POSITIVE_INFINITY,
     decode: (m) => {
       const e = decodeRoundEvent(m.value);
-      if (e.type === 'RoundFinished') return { round: e };
+      if (e.type === 'RoundFinished') {
+        // A round from the future or the past settles nothing (rules/rounds/admission.ts): it would
+        // settle the bets of its id with its result and, stored, move the pruning's newest round.
+        const a = admitByTime(e, Number(m.timestamp));
+        if (a.admitted) return { round: e };
+        metrics.refused.inc({ reason: a.reason });
+        log.warn(
+          { round_id: e.round_id, offset: m.offset, reason: a.reason, detail: a.detail },
+          'round refused',
+        );
+        return null;
+      }
       if (e.type === 'BettingClosed')
         return { closed: { game: e.game_slug, round_id: e.round_id, closed_at: Number(m.timestamp) } };
       if (e.type === 'BetCashedOut') return { cashOut: e };
@@ -174,7 +187,10 @@ export function buildSettlement(deps: SettlementDeps): Settlement {
       };
       const decided = await retryStale(
         ownership,
-        () => settleRoundsBatch(pool, key, input, next, now(), new Map(ownership.epochs())),
+        () =>
+          settleRoundsBatch(pool, key, input, next, now(), new Map(ownership.epochs()), (reason) =>
+            metrics.refused.inc({ reason }),
+          ),
         async (stale) => ownership.release(stale),
       );
       return written(key.topic, inputs.length, decided, next);
