@@ -1,5 +1,5 @@
 /**
- * The one checkpointed consumer: keeps a Postgres state from its topics with
+ * The one checkpointed consumer (issue 10 item 2): keeps a Postgres state from its topics with
  * exactly-once effect (DESIGN.md "Postgres holds … each projector's checkpoint … written in the
  * same transaction as the rows it covers"). The projector's three projections and settlement are
  * specs of it (consumer-spec.ts).
@@ -22,6 +22,11 @@
  *
  * Dead-lettering is at-least-once: a crash between the dead-letter append and the write that moves
  * the checkpoint past the record appends it again on restart.
+ *
+ * The Kafka commit, though only a hint, is what every outside tool reads as the group's position:
+ * one that meets a moved coordinator is retried (lib/log/offset-commit.ts), and failures are
+ * warnings, counted, with the lag against the committed offset exposed beside the processed one
+ * (consumer-lag.ts).
  */
 import type { EachBatchPayload, Kafka } from 'kafkajs';
 import pRetry from 'p-retry';
@@ -42,6 +47,7 @@ import {
   writeIsolating,
 } from './consumer-spec.ts';
 import { deadLetterMessage } from './dead-letter.ts';
+import { commitRetrying } from './offset-commit.ts';
 import { deadLetterOf, ensureTopics, type TopicKey, topicName } from './topics.ts';
 
 export interface CheckpointedConsumerOptions {
@@ -127,6 +133,7 @@ export function buildCheckpointedConsumer<E>(
     groupId,
     consumer,
     refreshMs: config.kafka.lagRefreshMs,
+    commits: deps.commitOffsets,
     logger: log,
   });
   const retryMinMs = opts.retryMinMs ?? 200;
@@ -253,6 +260,41 @@ export function buildCheckpointedConsumer<E>(
     }
   }
 
+  /**
+   * Commits `next` as the group's offset of topic/partition: a hint, so a failure never stops the
+   * consumer, but never a silent one. A coordinator that moved is found again and the commit asked
+   * again (lib/log/offset-commit.ts); every failed attempt is a warning and counts in
+   * kafka_consumer_commit_failures_total, and kafka_consumer_committed_lag keeps showing what the
+   * broker holds.
+   */
+  async function commitHint(
+    topic: string,
+    partition: number,
+    next: bigint,
+    commit: EachBatchPayload['commitOffsetsIfNecessary'],
+  ): Promise<void> {
+    try {
+      await commitRetrying(
+        () => commit({ topics: [{ topic, partitions: [{ partition, offset: String(next) }] }] }),
+        {
+          signal: abort.signal,
+          onFailure: (err, attempt, willRetry) => {
+            lagGauge.commitFailed();
+            log.warn(
+              { err, topic, partition, offset: String(next), attempt },
+              willRetry
+                ? 'kafka offset commit failed; finding the coordinator and retrying'
+                : 'kafka offset commit failed; postgres holds the checkpoint, the next batch commits again',
+            );
+          },
+        },
+      );
+      lagGauge.committed(topic, partition, next);
+    } catch {
+      // Logged and counted above; the checkpoint in Postgres is what the consumer resumes from.
+    }
+  }
+
   async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, isRunning, isStale, commitOffsetsIfNecessary } = payload;
     const { topic, partition } = batch;
@@ -321,12 +363,7 @@ export function buildCheckpointedConsumer<E>(
       for (const after of stored.afterCommit)
         if (!(await appendRetrying(`${spec.name} after-commit`, after, heartbeat))) return;
       resolveOffset(last.offset);
-      if (deps.commitOffsets)
-        await commitOffsetsIfNecessary({
-          topics: [{ topic, partitions: [{ partition, offset: String(cp) }] }],
-        }).catch((err: unknown) =>
-          log.debug({ err, partition }, 'kafka offset commit failed (postgres holds the checkpoint)'),
-        );
+      if (deps.commitOffsets) await commitHint(topic, partition, cp, commitOffsetsIfNecessary);
       await heartbeat();
     }
   }

@@ -20,13 +20,27 @@
  * `consumer` is a stable name (projector-rounds, edge-source, …), not the group id: several
  * consumers use a fresh group per start (`edge-<uuid>`), which would make a new series per
  * restart. Several trackers share one gauge per registry.
+ *
+ * A consumer that commits its group's offsets (`commits: true`) also gets
+ *
+ *   kafka_consumer_committed_lag{consumer, topic, partition} = high-water mark − committed offset
+ *   kafka_consumer_commit_failures_total{consumer}            failed commit attempts
+ *
+ * the committed offset read from the broker at every refresh (and moved by `committed()` after a
+ * commit of its own): what kafka-consumer-groups.sh and every outside tool see. When commits fail
+ * it parts from `kafka_consumer_lag`, so the two never disagree silently (docs/decisions.md
+ * "Clients made for a cluster").
  */
 import type { Admin, Consumer, Kafka } from 'kafkajs';
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../logger.ts';
 
 /** Name of the gauge (dashboards and tests refer to it). */
 export const CONSUMER_LAG_METRIC = 'kafka_consumer_lag';
+/** High-water mark minus the group's committed offset, for consumers that commit. */
+export const COMMITTED_LAG_METRIC = 'kafka_consumer_committed_lag';
+/** Failed offset commit attempts per consumer. */
+export const COMMIT_FAILURES_METRIC = 'kafka_consumer_commit_failures_total';
 
 export interface ConsumerLagOptions {
   readonly kafka: Kafka;
@@ -45,6 +59,8 @@ export interface ConsumerLagOptions {
   readonly topics?: readonly string[];
   /** Period of the admin read of high-water marks, ms (KAFKA_LAG_REFRESH_MS). */
   readonly refreshMs: number;
+  /** The consumer commits its group's offsets: report the committed lag and commit failures too. */
+  readonly commits?: boolean;
   readonly logger: Logger;
 }
 
@@ -58,6 +74,12 @@ export interface ConsumerLag {
   position(topic: string, partition: number, next: bigint): void;
   /** Lag of a partition in records, or undefined while its mark or position is unknown. */
   lag(topic: string, partition: number): bigint | undefined;
+  /** Records that the group's committed offset of topic/partition is now `next` (a commit of ours succeeded). */
+  committed(topic: string, partition: number, next: bigint): void;
+  /** Counts one failed commit attempt in kafka_consumer_commit_failures_total. */
+  commitFailed(): void;
+  /** High-water mark minus the group's committed offset, records; undefined while unknown. */
+  committedLag(topic: string, partition: number): bigint | undefined;
   /** Stops the timer and the listeners, disconnects the admin client, removes this consumer's series. */
   stop(): Promise<void>;
 }
@@ -65,9 +87,12 @@ export interface ConsumerLag {
 interface Source {
   readonly name: string;
   samples(): Array<{ topic: string; partition: number; lag: bigint }>;
+  /** Committed-lag samples; empty for a consumer that does not commit. */
+  committedSamples(): Array<{ topic: string; partition: number; lag: bigint }>;
 }
 
 const sources = new WeakMap<Registry, Set<Source>>();
+const failureCounters = new WeakMap<Registry, Counter<'consumer'>>();
 
 /** The registry's lag gauge, created once; it asks every tracker of the registry at scrape time. */
 function lagGauge(registry: Registry): Set<Source> {
@@ -88,6 +113,27 @@ function lagGauge(registry: Registry): Set<Source> {
           this.set({ consumer: s.name, topic: x.topic, partition: String(x.partition) }, Number(x.lag));
     },
   });
+  new Gauge({
+    name: COMMITTED_LAG_METRIC,
+    help: "High-water mark minus the group's offset as committed at the broker, per consumer that commits, topic and partition (records).",
+    labelNames: ['consumer', 'topic', 'partition'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of own)
+        for (const x of s.committedSamples())
+          this.set({ consumer: s.name, topic: x.topic, partition: String(x.partition) }, Number(x.lag));
+    },
+  });
+  failureCounters.set(
+    registry,
+    new Counter({
+      name: COMMIT_FAILURES_METRIC,
+      help: 'Failed offset commit attempts (a commit is retried on a coordinator error), per consumer',
+      labelNames: ['consumer'] as const,
+      registers: [registry],
+    }),
+  );
   return own;
 }
 
@@ -130,6 +176,15 @@ export function trackConsumerLag(o: ConsumerLagOptions): ConsumerLag {
     return h > p ? h - p : 0n;
   }
 
+  function committedLag(topic: string, partition: number): bigint | undefined {
+    const k = key(topic, partition);
+    const h = high.get(k);
+    const c = committed.get(k);
+    const from = c !== undefined && c >= 0n ? c : low.get(k);
+    if (h === undefined || from === undefined) return undefined;
+    return h > from ? h - from : 0n;
+  }
+
   /** The admin client, connected; a failed connect is forgotten so the next refresh tries again. */
   async function connectedAdmin(): Promise<Admin> {
     if (!admin || !connected) {
@@ -164,7 +219,7 @@ export function trackConsumerLag(o: ConsumerLagOptions): ConsumerLag {
         if (!reported.has(k)) unreported = true;
       }
     }
-    if (!unreported || topics.length === 0) return;
+    if ((!unreported && !o.commits) || topics.length === 0) return;
     for (const t of await client.fetchOffsets({ groupId: o.groupId, topics })) {
       for (const p of t.partitions) committed.set(key(t.topic, p.partition), BigInt(p.offset));
     }
@@ -209,8 +264,20 @@ export function trackConsumerLag(o: ConsumerLagOptions): ConsumerLag {
         }
       return out;
     },
+    committedSamples() {
+      const out: Array<{ topic: string; partition: number; lag: bigint }> = [];
+      if (!o.commits) return out;
+      for (const [topic, parts] of followed)
+        for (const partition of parts) {
+          const n = committedLag(topic, partition);
+          if (n !== undefined) out.push({ topic, partition, lag: n });
+        }
+      return out;
+    },
   };
   lagGauge(o.registry).add(source);
+  const failures = failureCounters.get(o.registry);
+  if (o.commits) failures?.inc({ consumer: o.name }, 0);
 
   const c = o.consumer;
   if (c) {
@@ -244,6 +311,15 @@ export function trackConsumerLag(o: ConsumerLagOptions): ConsumerLag {
       reported.set(key(topic, partition), next);
     },
     lag,
+    committed(topic, partition, next) {
+      const k = key(topic, partition);
+      // A refresh in flight may bring an older read; a commit only moves the offset forward here.
+      if (next > (committed.get(k) ?? -1n)) committed.set(k, next);
+    },
+    commitFailed() {
+      failures?.inc({ consumer: o.name });
+    },
+    committedLag,
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
