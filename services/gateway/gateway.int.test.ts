@@ -8,7 +8,7 @@ import type * as Uws from 'uWebSockets.js';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createRequire } from 'node:module';
-import { connect } from 'node:net';
+import { connect, createServer as createNetServer } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -425,6 +425,34 @@ describe('gateway WebSocket tunnel', () => {
     } finally {
       await gw.stop();
       app.close();
+    }
+  });
+
+  it('answers 502 and closes when the upstream ends the connection without answering the upgrade', async () => {
+    const mute = createNetServer((c) => c.once('data', () => c.end()));
+    mute.listen(0, '127.0.0.1');
+    await once(mute, 'listening');
+    const gw = buildGateway({
+      config: loadConfig(process.env, {
+        GATEWAY_PORT: 0,
+        GATEWAY_OPS_PORT: 0,
+        GATEWAY_API_URL: 'http://127.0.0.1:1',
+        GATEWAY_EDGE_HTTP_URL: 'http://127.0.0.1:1',
+        GATEWAY_EDGE_WS_URL: `http://127.0.0.1:${portOf(mute)}`,
+        GATEWAY_WT_HTTP_URL: 'http://127.0.0.1:1',
+      }),
+      logger,
+    });
+    await gw.start();
+    try {
+      const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/ws/crash`);
+      ws.on('error', () => {});
+      const [, res] = (await once(ws, 'unexpected-response')) as [unknown, IncomingMessage];
+      expect(res.statusCode).toBe(502);
+      ws.terminate();
+    } finally {
+      await gw.stop();
+      mute.close();
     }
   });
 

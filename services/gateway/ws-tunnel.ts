@@ -71,11 +71,17 @@ type Answer =
  */
 function awaitAnswer(up: Socket, done: (answer: Answer) => void): void {
   let buffered = Buffer.alloc(0);
+  // An upstream that ends before a whole head gave no answer: the client gets 502, not silence.
+  const onEnd = () => {
+    up.off('data', onData);
+    done({ kind: 'malformed' });
+  };
   const onData = (chunk: Buffer) => {
     buffered = Buffer.concat([buffered, chunk]);
     const end = buffered.indexOf('\r\n\r\n');
     if (end < 0 && buffered.length <= MAX_ANSWER_HEAD_BYTES) return;
     up.off('data', onData);
+    up.off('end', onEnd);
     up.pause();
     const headText = buffered.subarray(0, Math.max(end, 0)).toString('latin1');
     const status = /^HTTP\/1\.[01] (\d{3})/.exec(headText)?.[1];
@@ -84,6 +90,7 @@ function awaitAnswer(up: Socket, done: (answer: Answer) => void): void {
     else done({ kind: 'refused', lines: headText.split('\r\n'), rest: buffered.subarray(end + 4) });
   };
   up.on('data', onData);
+  up.once('end', onEnd);
 }
 
 /**
