@@ -227,7 +227,7 @@ export function buildAsyncApi(): Record<string, unknown> {
   const channels: Record<string, unknown> = {
     'ws-game': ws('/ws/{game}', params),
     'ws-type': ws('/ws/type/{type}', tparams),
-    'ws-all': ws('/ws/all', {}),
+    'ws-envelopes': ws('/ws/', {}),
     'sse-game': sse('/sse/{game}', params),
     'sse-type': sse('/sse/type/{type}', tparams),
     'sse-all': sse('/sse/all', {}),
@@ -276,7 +276,11 @@ export function buildAsyncApi(): Record<string, unknown> {
       'StreamRound',
       'RoundEnvelope',
     ]),
-    sendRoundsWsAll: send('ws-all', 'Pushes every round of every game.', ['StreamRound', 'RoundEnvelope']),
+    sendRoundsWsEnvelopes: send(
+      'ws-envelopes',
+      'With envelope=1 and no path selection: the subscriptions its commands add.',
+      ['RoundEnvelope'],
+    ),
     sendRoundsSseGame: send('sse-game', 'Streams every round of one game as server-sent events.'),
     sendRoundsSseType: send('sse-type', 'Streams every round of the games of one type.'),
     sendRoundsSseAll: send('sse-all', 'Streams every round of every game.'),
