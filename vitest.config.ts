@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 import { isDriverArrayTypesFetch } from './lib/db/pool.ts';
 
 /**
- * Test tiers (STYLE.md §9): the tier is in the file name.
+ * Test tiers (docs/conventions.md §9): the tier is in the file name.
  * - unit: pure code, no broker and no database.
  * - int: against the real broker (KAFKA_BROKERS) and Postgres (DATABASE_URL) that scripts/test.sh starts.
  * - e2e: whole processes (services started as child processes) and the compose check.

@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown of a process (STYLE.md §1: each main.ts registers it): the first SIGINT or
+ * Graceful shutdown of a process (docs/conventions.md §1: each main.ts registers it): the first SIGINT or
  * SIGTERM runs `stop` once, then the process exits 0, or 1 when `stop` throws or does not finish
  * within `timeoutMs` (SHUTDOWN_TIMEOUT_MS, lib/config/shared.ts). Later signals while stopping are
  * ignored, so a second Ctrl-C does not cut a drain short; the bound is what ends a stop that hangs

@@ -1,5 +1,5 @@
 /**
- * pino root logger with one child per component (STYLE.md §12). Secrets that may pass through
+ * pino root logger with one child per component (docs/conventions.md §12). Secrets that may pass through
  * request logs (API keys, tokens, authorization headers, seeds) are redacted.
  */
 import { type DestinationStream, type Logger, pino } from 'pino';
@@ -33,7 +33,7 @@ export function createLogger(
 }
 
 /**
- * `url` with the values of credential query parameters (`api_key`, `token`; seed 000
+ * `url` with the values of credential query parameters (`api_key`, `token`; docs/contract.md
  * "Authentication" 4) replaced by `[redacted]`, for request lines that log the URL.
  */
 export function redactUrl(url: string): string {

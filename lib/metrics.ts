@@ -1,5 +1,5 @@
 /**
- * What every service's Prometheus registry shares (STYLE.md §12): prom-client's default process
+ * What every service's Prometheus registry shares (docs/conventions.md §12): prom-client's default process
  * metrics (`process_*`, `nodejs_*`) and a `service` default label on every series, so one
  * dashboard tells the services apart whatever the scrape job is called. The HTTP request
  * histogram of the fastify services is in http-metrics.ts (this module is also loaded by the Deno

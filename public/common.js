@@ -5,7 +5,7 @@
  * work behind the gateway (one origin for pages, /api, /ws, /sse, /grpc-proxy).
  */
 
-/** The seed's fixed catalogue (seed 000, "Known games" and "Game types"). */
+/** The seed's fixed catalogue (docs/contract.md "Games" and "Game types"). */
 export const GAMES = [
   { slug: 'crash', name: 'Crash', type: 'multiplier' },
   { slug: 'double', name: 'Double', type: 'color' },
@@ -32,7 +32,7 @@ export const PAGES = [
 
 /**
  * The credential sent with a connection or request (WebSocket subprotocol; SSE, gRPC-proxy and
- * WebTransport `token` query parameter; REST X-API-Key), as seed 000 "Authentication" describes
+ * WebTransport `token` query parameter; REST X-API-Key), as docs/contract.md "Authentication" describes
  * for browsers: a browser-bound public key from POST /api/auth/browser-key (visitor id kept in
  * localStorage, bound_domain = this page's host name), then a fresh 15 s token from
  * POST /api/auth/token for every stream connection and reconnection. REST gets the key itself, and

@@ -1,7 +1,7 @@
 /**
  * Rendering of rounds shared by the demo pages: formatting, the per-game views (a big one for the
  * latest round, a small one for strips and lists) and the live round list. Works on both forms of
- * a round (seed 000): REST rows carry `value`, stream messages carry `extras`.
+ * a round (docs/contract.md): REST rows carry `value`, stream messages carry `extras`.
  */
 import { el, fmtMs, GAMES, latencyClass } from './common.js';
 

@@ -7,7 +7,7 @@
  * built from packages/client): a fresh credential per connection (getCredential), reconnection
  * with backoff and jitter, and a resume from the last position, so no round is lost or shown twice
  * across reconnects and edge restarts. REST polling is the page's own.
- * Paths follow seed 000 ("Streaming endpoints") and are relative to the page's origin, except
+ * Paths follow docs/contract.md ("Streaming endpoints") and are relative to the page's origin, except
  * WebTransport, which is UDP on its own port (seed: https://{host}:4433/wt).
  */
 import { api, credentialProblem, getCredential, restPausedFor } from './common.js';
@@ -20,7 +20,7 @@ import {
   webTransport,
 } from './vendor/rounds-client.js';
 
-export const REST_POLL_MS = 2_000; // seed 000 "Static files": 2-second polling interval
+export const REST_POLL_MS = 2_000; // docs/contract.md "Static files": 2-second polling interval
 
 const seg = (sel) =>
   sel.kind === 'type' ? `type/${encodeURIComponent(sel.value)}` : encodeURIComponent(sel.value);

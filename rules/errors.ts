@@ -4,7 +4,7 @@
  */
 
 /**
- * Base error of the project (STYLE.md §6): a stable string `code`, an optional `cause`, and a
+ * Base error of the project (docs/conventions.md §6): a stable string `code`, an optional `cause`, and a
  * `retryable` flag that retry policies read. HTTP statuses are assigned in one place per
  * service (the API's error handler), never where the error is thrown.
  */

@@ -1,5 +1,5 @@
 /**
- * Credential formats of seed 000 "Credentials" and DESIGN.md (hashed secrets): private keys
+ * Credential formats of docs/contract.md "Credentials" and docs/architecture.md (hashed secrets): private keys
  * `sk_live_` + 64 lower-case hex, public keys `pk_live_` + 32..64 lower-case hex, tokens `tok_` + hex
  * (layout in tokens.ts). Only SHA-256(secret) as hex is ever stored; a key is named by a separate
  * random id `key_` + 16 hex so the id can be shown, logged and put in tokens without exposing the secret.
@@ -62,7 +62,7 @@ export function kindOfSecret(secret: string): KeyKind {
 
 /**
  * Extracts the credential of a REST request: `X-API-Key`, else `Authorization: Bearer <credential>`
- * (seed 000 "Authentication" 2). A present but unparseable header is returned as-is so the caller
+ * (docs/contract.md "Authentication" 2). A present but unparseable header is returned as-is so the caller
  * answers `malformed` rather than `missing`.
  * @returns undefined when neither header carries anything.
  */

@@ -1,5 +1,5 @@
 /**
- * The in-memory key table every credential-checking process holds (DESIGN.md "Topics", auth-keys):
+ * The in-memory key table every credential-checking process holds (docs/contract.md "Topics", auth-keys):
  * `MemoryKeyTable` is the pure fold of key events; `startKeyTable` feeds one from the compacted
  * `auth-keys` topic, read from the beginning with a consumer group unique to the process (nothing
  * committed), ready once caught up to the high-water marks seen at start, then following live with

@@ -1,5 +1,5 @@
 /**
- * Origin normalisation for public keys (seed 000 "Authentication" 7): an origin is compared as
+ * Origin normalisation for public keys (docs/contract.md "Authentication" 7): an origin is compared as
  * scheme://host[:port] with the host lower-cased, the default port (80 for http, 443 for https)
  * dropped and no trailing slash or path (RFC 6454 §6.1 serialisation). Pure.
  */
@@ -32,7 +32,7 @@ export function originAllowed(origin: string | null | undefined, allowed: readon
 
 /**
  * Whether `origin` is an http(s) origin on host `domain`, on any port. Browser-bound keys are bound
- * to a domain (seed 000: `bound_domain` is a host name, no port), so the demo pages behind a gateway
+ * to a domain (docs/contract.md: `bound_domain` is a host name, no port), so the demo pages behind a gateway
  * on a non-default port (http://127.0.0.1:8080) can use theirs.
  */
 export function originOnHost(origin: string | null | undefined, domain: string | null): boolean {

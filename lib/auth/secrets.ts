@@ -1,6 +1,6 @@
 /**
  * Secrets of the session API. Every bearer credential is stored only as its SHA-256
- * hex (DESIGN.md "Only a SHA-256 hash … is stored"); the signing secret is stored as is because
+ * hex (docs/contract.md "Credentials"); the signing secret is stored as is because
  * the wallet-saga signs callbacks with it. Random bytes come from the CSPRNG; no I/O, no clock.
  */
 import { createHash, randomBytes } from 'node:crypto';

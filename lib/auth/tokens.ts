@@ -1,5 +1,5 @@
 /**
- * Stateless short-lived tokens (DESIGN.md "Tokens `tok_<hex>` are stateless"; seed 000: 15 s).
+ * Stateless short-lived tokens (docs/contract.md "Credentials"; docs/contract.md: 15 s).
  *
  * Layout of the bytes behind `tok_` (hex, 45 bytes = 90 hex characters):
  *   [0]      version (1)
@@ -12,7 +12,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** Token lifetime in seconds (seed 000 "Credentials"). */
+/** Token lifetime in seconds (docs/contract.md "Credentials"). */
 export const TOKEN_TTL_S = 15;
 const VERSION = 1;
 const BODY = 17;

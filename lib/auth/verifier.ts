@@ -1,5 +1,5 @@
 /**
- * Credential checks shared by every protocol (seed 000 "Authentication", DESIGN.md 401/403 bodies).
+ * Credential checks shared by every protocol (docs/contract.md "Authentication", docs/architecture.md 401/403 bodies).
  * `authenticate` parses a key or token, looks the key up in the in-memory table (no database),
  * applies revocation, the public-key origin rule (tokens inherit it) and, when asked, a scope.
  * Pure apart from the table lookup: the time comes in as `now` (Unix ms).

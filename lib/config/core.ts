@@ -1,5 +1,5 @@
 /**
- * The configuration core (STYLE.md §5): every service declares its settings as sections (a zod
+ * The configuration core (docs/conventions.md §5): every service declares its settings as sections (a zod
  * shape over environment variable names plus a function that builds the typed part), and loads the
  * sections it needs once at start-up. The result is validated, frozen and passed down explicitly;
  * no other module reads `process.env`.

@@ -22,7 +22,7 @@
  * - API_HOST: the interface the API and the ops listeners of the projector, settlement, wallet saga,
  *   round engine and bots bind (127.0.0.1).
  * - AUTH_REQUIRE_API / AUTH_REQUIRE_WS / AUTH_REQUIRE_SSE / AUTH_REQUIRE_GRPC: whether REST, WebSocket, SSE and
- *   gRPC require a credential (false / false / false / true, seed 000 "Authentication" 6); a credential that is
+ *   gRPC require a credential (false / false / false / true, docs/contract.md "Authentication" 6); a credential that is
  *   present is checked even when the switch is off. `true`/`false`/`1`/`0`.
  * - AUTH_REQUIRE_WT: the same for WebTransport (`token=`); not in the seed, so off by default like the other
  *   browser streams (false).
@@ -41,7 +41,7 @@
  * - EDGE_WS_MAX_BUFFER_BYTES: a WebSocket subscriber whose unsent bytes pass this is closed (1 MiB).
  * - EDGE_WS_IDLE_TIMEOUT_S: WebSocket idle timeout; the server pings before it (120 s, min 8 s, uWS rule).
  * - EDGE_SSE_MAX_BUFFER_BYTES: an SSE subscriber whose unsent bytes pass this is closed (1 MiB).
- * - EDGE_SSE_HEARTBEAT_MS: SSE `: heartbeat` comment period (15000 ms, seed 000 "Limits").
+ * - EDGE_SSE_HEARTBEAT_MS: SSE `: heartbeat` comment period (15000 ms, docs/contract.md "Limits").
  * - EDGE_DRAIN_MS: on shutdown, window over which open streams are closed (5000 ms).
  * - EDGE_TRUST_PROXY: comma-separated addresses/CIDRs of peers whose X-Forwarded-For (SSE, WebSocket
  *   upgrade; gRPC metadata `x-forwarded-for`) names the client the failed-credential budget counts

@@ -1,7 +1,7 @@
 /**
  * Consumer checkpoints kept in Postgres (`projection_checkpoints`, migration 001): the next offset
  * to read per (projection, topic, partition), written in the same statement as the rows it covers
- * (DESIGN.md "each projector's checkpoint … written in the same transaction as the rows it
+ * (docs/architecture.md "each projector's checkpoint … written in the same transaction as the rows it
  * covers"), so a crash never loses or doubles a row. Every checkpointed consumer
  * (lib/log/checkpointed-consumer.ts) and settlement use these.
  */

@@ -1,6 +1,6 @@
 /**
  * A consumer's view of Postgres (checkpointed-consumer.ts): runs database work with retries (capped exponential backoff
- * with jitter, forever, through p-retry; STYLE.md §7) and tracks whether the database is
+ * with jitter, forever, through p-retry; docs/conventions.md §7) and tracks whether the database is
  * reachable, for `/ready`. While nothing is written, a `select 1` probe keeps that state honest.
  *
  * After a connection-level failure the gate replaces its pool: postgres.js 3.4.9 (the latest

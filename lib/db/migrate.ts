@@ -1,5 +1,5 @@
 /**
- * Versioned SQL migrations (STYLE.md §10): files `NNN_name.sql` in a folder, applied in order,
+ * Versioned SQL migrations (docs/conventions.md §10): files `NNN_name.sql` in a folder, applied in order,
  * each in its own transaction, recorded in `schema_migrations`. A Postgres advisory lock makes
  * concurrent starts (API and projector at once) apply each file exactly once.
  */

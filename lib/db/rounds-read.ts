@@ -1,7 +1,7 @@
 /**
  * Reads of the rounds read models (lib/db/migrations/001_rounds_read_models.sql), shared by
  * every service that answers queries from them: the REST API and the edge's gRPC ListGames and
- * GetHistory. Only the projector writes these tables (DESIGN.md); readers come through here.
+ * GetHistory. Only the projector writes these tables (docs/architecture.md); readers come through here.
  * Postgres returns `bigint` as text and `timestamptz` as Date; rows leave as plain JSON values.
  * Connection failures propagate to the caller (503 on REST, UNAVAILABLE on gRPC).
  */

@@ -118,7 +118,7 @@ describe('every callback body the saga sends conforms to its schema', () => {
     });
   });
 
-  it('form B rollback carries no linked_tx_id (seed 001: "same fields as Register Earnings")', () => {
+  it('form B rollback carries no linked_tx_id (docs/contract.md "Implemented by the operator")', () => {
     const { body } = bodyOf('rollback', 'B', 'string', 'USD', false);
     expect(body).not.toHaveProperty('linked_tx_id');
   });

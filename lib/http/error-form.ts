@@ -1,5 +1,5 @@
 /**
- * The error form of every HTTP listener: seed 000's `{error, success: false}`
+ * The error form of every HTTP listener: docs/contract.md's `{error, success: false}`
  * with its CORS headers, also for the errors fastify answers itself before any hook runs (a
  * malformed percent-encoding in the path, a path parameter over the router's limit), which would
  * otherwise go out as fastify's own `{error, code, message, statusCode}` without CORS.
@@ -9,7 +9,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
-/** CORS headers of seed 000 ("REST": on every endpoint). */
+/** CORS headers of docs/contract.md ("REST": on every endpoint). */
 export const SEED_CORS_HEADERS: Readonly<Record<string, string>> = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, POST, OPTIONS',
@@ -44,10 +44,10 @@ export function frameworkError(err: FastifyError): { status: number; error: stri
   return { status: 500, error: 'Internal Server Error' };
 }
 
-/** Path prefixes of the API's session routes (seed 001), whose errors are RFC 7807 problem JSON. */
+/** Path prefixes of the API's session routes (docs/contract.md "Operator callbacks"), whose errors are RFC 7807 problem JSON. */
 export const SESSION_API_PREFIXES = ['/games', '/sessions', '/play', '/admin'] as const;
 
-/** Whether `url` (path and query) belongs to the session API rather than seed 000's REST form. */
+/** Whether `url` (path and query) belongs to the session API rather than docs/contract.md's REST form. */
 export function isSessionApiPath(url: string): boolean {
   return SESSION_API_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
 }

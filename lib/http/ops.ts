@@ -1,5 +1,5 @@
 /**
- * Operations endpoints on plain node:http (STYLE.md §12) for the processes that serve no HTTP API
+ * Operations endpoints on plain node:http (docs/conventions.md §12) for the processes that serve no HTTP API
  * of their own (projector, settlement, wallet saga, bots) or keep them apart from the paths they
  * proxy (gateway):
  * - GET /health: 200 `{status: "ok"}` while the process runs (liveness);

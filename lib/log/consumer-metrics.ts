@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of the checkpointed consumers (STYLE.md §12; checkpointed-consumer.ts), shared
+ * Prometheus metrics of the checkpointed consumers (docs/conventions.md §12; checkpointed-consumer.ts), shared
  * by every consumer of one process in one registry, each series labelled with its `projection`
  * (the consumer's checkpoint name: rounds, auth-keys, wallet, settlement) and `topic`. The names
  * keep their `projector_` prefix from when only projectors had them (dashboards query them).

@@ -1,5 +1,5 @@
 /**
- * Backward-compatibility check of the schema registry (DESIGN.md "Topics": a reader on the new
+ * Backward-compatibility check of the schema registry (docs/contract.md "Topics": a reader on the new
  * schema reads records written with every older one). Uses Avro schema resolution rules
  * (Avro 1.11 specification, "Schema Resolution") as implemented by avsc's createResolver.
  */

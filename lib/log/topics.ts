@@ -1,5 +1,5 @@
 /**
- * The one topic registry (DESIGN.md "Topics"). Every producer and consumer takes its topic name
+ * The one topic registry (docs/contract.md "Topics"). Every producer and consumer takes its topic name
  * from here; topics are created by `ensureTopics` (scripts/create-topics.ts, service start-up,
  * tests), never by broker auto-create.
  */
@@ -53,7 +53,7 @@ export const TOPICS = {
     configEntries: { 'retention.ms': String(30 * 24 * 3600 * 1000), 'cleanup.policy': 'delete' },
   },
   /**
-   * API keys as events (DESIGN.md "Topics"); compacted, so the latest event per key id survives and
+   * API keys as events (docs/contract.md "Topics"); compacted, so the latest event per key id survives and
    * a deleted key's tombstone eventually removes it. Every credential-checking process replays it.
    */
   authKeys: {
@@ -114,7 +114,7 @@ export const TOPICS = {
     events: ['DeadLetterReplayed'],
     configEntries: { 'retention.ms': '-1', 'cleanup.policy': 'delete' },
   },
-  /** Game access sessions (seed 001): SessionCreated, SessionOpened, SessionExpired, key = session id. */
+  /** Game access sessions (docs/contract.md "Operator callbacks"): SessionCreated, SessionOpened, SessionExpired, key = session id. */
   accessSessions: {
     base: 'access-sessions',
     key: 'session id',

@@ -1,5 +1,5 @@
 /**
- * Wallet and access-session events (DESIGN.md "Topics"): Avro, Confluent wire format,
+ * Wallet and access-session events (docs/contract.md "Topics"): Avro, Confluent wire format,
  * schema ids 5..13 in schemas/registry.json, subject = record full name, so the schema id alone
  * names the event type.
  *

@@ -1,10 +1,10 @@
 /**
- * Credential checks for stream connections (seed 000 "Authentication"
+ * Credential checks for stream connections (docs/contract.md "Authentication"
  * 3–7), shared by every streaming transport of both edges (WebSocket, SSE, gRPC, WebTransport).
  *
  * - A connection without a credential passes only when its protocol's switch is off
  *   (AUTH_REQUIRE_WS/SSE/GRPC/WT); a credential that is present is always checked, so a bad one is
- *   refused even with the switch off (seed 000 "Authentication" 6).
+ *   refused even with the switch off (docs/contract.md "Authentication" 6).
  * - The verifier (lib/auth/verifier.ts) applies key lookup, token HMAC and expiry, revocation, the
  *   public-key Origin rule and the stream scope: one game needs `stream:game` (or `stream:*`), a
  *   type or all games need `stream:*`.
@@ -80,7 +80,7 @@ export interface StreamAccessOptions {
   readonly metrics?: Pick<EdgeMetrics, 'authRefusals' | 'revokedCloses'>;
 }
 
-/** The 401/403/429 texts of seed 000 "Errors" used by every stream protocol. */
+/** The 401/403/429 texts of docs/contract.md "Errors" used by every stream protocol. */
 export const HTTP_ERROR = {
   401: 'Unauthorized',
   403: 'Forbidden',

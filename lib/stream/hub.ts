@@ -1,5 +1,5 @@
 /**
- * The fan-out hub of an edge node (STYLE.md §8): one hub per process, fed by the edge's own
+ * The fan-out hub of an edge node (docs/conventions.md §8): one hub per process, fed by the edge's own
  * consumer of every partition of `rounds`, feeding every transport through one `Subscription`
  * interface. Each round is serialised once per wire form, not once per subscriber: a `Delivery`
  * caches the stream-form JSON per reported type (a slot round reads `slots` to a game

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of an edge node (STYLE.md §12). Each edge gets its own registry so that two
+ * Prometheus metrics of an edge node (docs/conventions.md §12). Each edge gets its own registry so that two
  * edges in one process (tests) do not collide. Every transport labels its figures with
  * `protocol` (ws, sse, grpc, …); the label set is fixed by the code, never by a request. The
  * rounds source's lag per partition is the common `kafka_consumer_lag{consumer="edge-source"}`

@@ -1,7 +1,7 @@
 /**
  * Parsing a stream path parameter into a hub `Selection`, shared by every transport so that each
  * refuses bad input the same way, before any stream starts. Texts and
- * statuses follow seed 000 "Errors" and the REST API: a malformed value is 400, a well-formed
+ * statuses follow docs/contract.md "Errors" and the REST API: a malformed value is 400, a well-formed
  * name of no game or type is 404.
  */
 import {

@@ -1,5 +1,5 @@
 /**
- * The edge's own reader of every partition of `rounds` (DESIGN.md "Edge nodes
+ * The edge's own reader of every partition of `rounds` (docs/architecture.md "Edge nodes
  * are stateless"). Each process uses a consumer group of its own (`edge-<uuid>`) that commits
  * nothing, so any number of edges each see every round and a restarted edge starts fresh.
  *

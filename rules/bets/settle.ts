@@ -1,5 +1,5 @@
 /**
- * A bet's settlement state as pure decide/evolve (STYLE.md §3; issue 5 contract "Bet lifecycle"
+ * A bet's settlement state as pure decide/evolve (docs/conventions.md §3; issue 5 contract "Bet lifecycle"
  * step 3). No I/O, no clock: `now` (Unix ms) comes in as an argument.
  *
  *   placed ──CallbackSucceeded{bet}──▶ counted ──round finished──▶ settled

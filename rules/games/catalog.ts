@@ -1,5 +1,5 @@
 /**
- * The fixed catalogue of games and game types (seed 000, "Known games" and "Game types").
+ * The fixed catalogue of games and game types (docs/contract.md "Games" and "Game types").
  *
  * A game has one primary type (the seed's game table) but may belong to more types: the seed's
  * type table puts slot in both `slots` and `multiplier`. `gamesOfType('multiplier')` therefore

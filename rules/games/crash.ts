@@ -14,7 +14,7 @@ export const CRASH_HOUSE_EDGE = 0.01;
  * result (crash games typically take bets for 5 to 10 s between flights; docs/decisions.md).
  */
 export const CRASH_BETTING_MS = 7000;
-/** Growth rate of the multiplier per ms of flight: m(t) = e^(0.00006 t) (DESIGN.md "Round lifecycle"). */
+/** Growth rate of the multiplier per ms of flight: m(t) = e^(0.00006 t) (docs/architecture.md "Round lifecycle"). */
 export const CRASH_GROWTH_PER_MS = 0.00006;
 
 const RANGE = BigInt(TWO_POW_52);

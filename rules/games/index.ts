@@ -1,6 +1,6 @@
 /**
  * The game rules by slug: how a round HMAC becomes a result, and the phases of a round
- * (DESIGN.md "Round lifecycle"): a betting window of fixed length, then the result phase from
+ * (docs/architecture.md "Round lifecycle"): a betting window of fixed length, then the result phase from
  * BettingClosed to RoundFinished (a crash flight until the point; a fixed draw for the others).
  * Lengths are ms at speed 1; the engine divides them by ROUND_SPEED.
  */

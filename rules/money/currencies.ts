@@ -76,7 +76,7 @@ export interface Currencies {
   /**
    * The `amount` of a callback body: `minor` of `code` as the decimal string of `formatMinor`
    * (format `string`, the default), or as a JSON number in major units (format `number`, for an
-   * operator that reads seed 001's "amount: number" literally).
+   * operator that reads docs/contract.md "Operator callbacks"'s "amount: number" literally).
    * @throws MoneyError CURRENCY_UNKNOWN; AMOUNT_INVALID for a negative or non-safe-integer `minor`;
    *   AMOUNT_INEXACT (format `number` only) when no JSON number denotes the amount exactly.
    */

@@ -1,5 +1,5 @@
 /**
- * Retry schedule of win, rollback and round-close callbacks (DESIGN.md "Money
+ * Retry schedule of win, rollback and round-close callbacks (docs/architecture.md "Money
  * rules": "a published schedule reaching at least 24 h ... then park for ops"). Pure: no I/O, no
  * clock; randomness comes in as an argument. The durable loop that follows it is the wallet
  * saga's dispatcher (services/wallet-saga/dispatcher.ts): each failed attempt stores the time of

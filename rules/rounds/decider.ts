@@ -1,5 +1,5 @@
 /**
- * The round generator as a pure decider (STYLE.md §3, emmett's decide/evolve): the state of one
+ * The round generator as a pure decider (docs/conventions.md §3, emmett's decide/evolve): the state of one
  * game is folded from its RoundFinished events, and the next round is decided from the state,
  * the hash chains and the time given. No I/O, no clock.
  */

@@ -1,5 +1,5 @@
 /**
- * The lifecycle of a round as pure rules (DESIGN.md "Round lifecycle"):
+ * The lifecycle of a round as pure rules (docs/architecture.md "Round lifecycle"):
  *   RoundOpened (betting window) → BettingClosed → RoundFinished, all keyed by game slug,
  * and, for crash, the flight between BettingClosed and RoundFinished with its manual cash-outs.
  *
@@ -89,7 +89,7 @@ export function bustAt(f: Flight): number {
 /**
  * A manual cash-out of bet `txId` asked at `now` (the deciding server's clock when the request
  * reached it): the flight's multiplier m(now), accepted only while it is below the crash point;
- * otherwise the bet has crashed (DESIGN.md "a manual cash-out is decided by the server's clock at
+ * otherwise the bet has crashed (docs/architecture.md "a manual cash-out is decided by the server's clock at
  * receipt and appended").
  */
 export function decideCashOut(

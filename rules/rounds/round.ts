@@ -1,13 +1,13 @@
 /**
  * The RoundFinished event (schemas/RoundFinished.v1.avsc) as a TypeScript value and the two
- * public shapes of a round from seed 000: the REST form and the stream message form. Its Avro
+ * public shapes of a round from docs/contract.md: the REST form and the stream message form. Its Avro
  * mapping is lib/log/rounds-codec.ts.
  */
 
 import type * as Avro from '../../schemas/generated/avro.ts';
 import type { GameSlug, GameType } from '../games/catalog.ts';
 
-/** Typed result per game (seed 000, "Content of extras after parsing"). */
+/** Typed result per game (docs/contract.md "Games"). */
 export type RoundResult =
   | { readonly game: 'crash'; readonly point: string }
   | { readonly game: 'double'; readonly color: 'white' | 'red' | 'black'; readonly number: number }
@@ -99,7 +99,7 @@ export function roundValue(result: RoundResult): string {
   }
 }
 
-/** REST form of seed 000 ("Round (REST form)"); `finished_at` as ISO 8601 in UTC. */
+/** REST form of docs/contract.md ("Round (REST form)"); `finished_at` as ISO 8601 in UTC. */
 export interface RestRound {
   game_slug: string;
   game_type: string;
@@ -107,7 +107,7 @@ export interface RestRound {
   value: string;
 }
 
-/** Stream message form of seed 000, identical for every streaming protocol. */
+/** Stream message form of docs/contract.md, identical for every streaming protocol. */
 export interface StreamRound {
   round_id: number;
   game_id: number;

@@ -38,7 +38,7 @@ const samples: RoundFinished[] = [
   },
 ];
 
-describe('public forms of a round (seed 000)', () => {
+describe('public forms of a round (docs/contract.md)', () => {
   it('REST form carries value by game type', () => {
     expect(samples.map((r) => toRestForm(r).value)).toEqual(['2.31', 'red', '0.00', 'up']);
     expect(toRestForm(samples[0] as RoundFinished)).toEqual({

@@ -1,5 +1,5 @@
 /**
- * The table of operator answers (DESIGN.md "Money rules"; docs/decisions.md
+ * The table of operator answers (docs/architecture.md "Money rules"; docs/decisions.md
  * "Issue 12 / Answer table"), pure: how one HTTP answer to a callback counts, per operator preset.
  * No I/O, no clock.
  *
@@ -208,7 +208,7 @@ export function answerTable(raw: unknown = 'seed'): AnswerTable {
 /** What classify needs to know of the request. */
 export interface AnsweredRequest {
   readonly kind: 'bet' | 'win' | 'rollback' | 'close';
-  /** Form B and rollbacks echo identity fields that must match (seed 001 response fields). */
+  /** Form B and rollbacks echo identity fields that must match (docs/contract.md "Operator callbacks" response fields). */
   readonly echoes: boolean;
   readonly body: Readonly<Record<string, unknown>>;
 }
@@ -331,7 +331,7 @@ export function classifyAnswer(
     if (!isObj) return failed(`HTTP ${status}: malformed JSON`);
   } else if (success) {
     if (!isObj) return failed(`HTTP ${status}: malformed JSON`);
-    // seed: a 200 naming an error code and no operator_tx_id is a refusal in words (seed 001 lists
+    // seed: a 200 naming an error code and no operator_tx_id is a refusal in words (docs/contract.md "Operator callbacks" lists
     // no 4xx: 401, 404 and 500 mean not authorised, no route, failed); read by its code below.
     const inWords =
       table.preset === 'seed' && obj.operator_tx_id === undefined && operatorCode(table, obj) !== undefined;

@@ -1,5 +1,5 @@
 /**
- * The callback wire contract (notes/issue5-contract.md "Callback wire contract"; seed 001
+ * The callback wire contract (notes/issue5-contract.md "Callback wire contract"; docs/contract.md "Operator callbacks"
  * "Implemented by the operator"), pure: which method, URL, body and webhook-id a callback job
  * gets, and how an operator's answer is classified. No I/O, no clock.
  *
@@ -10,7 +10,7 @@
  * Register Earnings", so no linked_tx_id. Register Bet is POST on bet_path in both forms; a free
  * bet is registered with it as a bet that moves no money (amount 0, mode "free", `free_bet_id`). Amounts are decimal strings in the currency's precision (1250 minor USD → "12.50", 1250
  * JPY → "1250"), or JSON numbers for an operator whose `amountFormat` is `number`
- * (seed 001 types `amount` as a number; docs/decisions.md "Issue 12 / Money").
+ * (docs/contract.md "Operator callbacks" types `amount` as a number; docs/decisions.md "Issue 12 / Money").
  *
  * A lost bet's round close (per operator `round_close`): `zero-win` sends the
  * form's win (form A Register Win, form B Register Earnings) with amount 0 and the win's tx id
@@ -197,7 +197,7 @@ export function buildRequest(
     const body = { ...rollback, provider_tx_id: job.txId, linked_tx_id: job.betTxId };
     return { method: 'POST', url: url(op.rollbackPath), webhookId, body };
   }
-  // Form B: "the same fields as Register Earnings" (seed 001): no linked_tx_id; the operator finds
+  // Form B: "the same fields as Register Earnings" (docs/contract.md "Operator callbacks"): no linked_tx_id; the operator finds
   // the bet by player and round, as for Register Earnings.
   const body = { ...rollback, provider_tx_id: String(job.txId) };
   return { method: 'GET', url: url(FORM_B_ROLLBACK_PATH), webhookId, body };

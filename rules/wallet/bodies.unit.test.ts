@@ -135,7 +135,7 @@ describe('buildRequest', () => {
     expect(a.body).toStrictEqual({ ...fields, provider_tx_id: 42, linked_tx_id: 40 });
     expect(b.method).toBe('GET');
     expect(b.url).toBe('http://127.0.0.1:9/base/webhooks/platform/rollback');
-    // Form B: "the same fields as Register Earnings" (seed 001), so no linked_tx_id.
+    // Form B: "the same fields as Register Earnings" (docs/contract.md "Operator callbacks"), so no linked_tx_id.
     expect(b.body).toStrictEqual({ ...fields, provider_tx_id: '42' });
   });
 });

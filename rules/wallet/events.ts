@@ -1,6 +1,6 @@
 /**
  * The events of `wallet-transactions` and `access-sessions` as TypeScript values (
- * DESIGN.md "Topics"): discriminated unions over the generated Avro record types (schemas/, type
+ * docs/contract.md "Topics"): discriminated unions over the generated Avro record types (schemas/, type
  * only). Their encoding is lib/log/wallet-events.ts.
  */
 import type {

@@ -1,5 +1,5 @@
 /**
- * One process manager per bet (DESIGN.md "Money rules"), pure decide/evolve: the
+ * One process manager per bet (docs/architecture.md "Money rules"), pure decide/evolve: the
  * bet's state is built from its wallet events, and every callback and every event the saga appends
  * is decided from that state plus the event, never from the event alone. No I/O, no clock (`at`,
  * Unix ms, comes in).

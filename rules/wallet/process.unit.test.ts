@@ -1,5 +1,5 @@
 /**
- * The bet process manager's invariants (DESIGN.md "Money rules"), one test each,
+ * The bet process manager's invariants (docs/architecture.md "Money rules"), one test each,
  * then all of them over random event orders, repeats and adversarial events.
  */
 import { describe, expect, it } from 'vitest';

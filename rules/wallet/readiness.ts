@@ -1,5 +1,5 @@
 /**
- * Operator readiness (seed 001: "The balance and betting callbacks must be
+ * Operator readiness (docs/contract.md "Operator callbacks": "The balance and betting callbacks must be
  * configured and working before the session endpoint is used"), pure: what the answers of a
  * readiness probe mean. No I/O, no clock.
  *

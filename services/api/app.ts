@@ -2,7 +2,7 @@
  * The REST API as a fastify instance, built from its dependencies and not listening (tests use
  * `app.inject()`; main.ts calls `listen`). Layout:
  * - root: CORS, error and 404 handling, metrics, OpenAPI, /health, /ready, static demo pages at /
- * - /api/* scope: the per-IP rate limit (seed 000 "Limits": 100 a minute) and the rounds routes.
+ * - /api/* scope: the per-IP rate limit (docs/contract.md "Limits": 100 a minute) and the rounds routes.
  * - the session API of issue 5 (access/routes.ts: /admin/operators, /games*, /sessions/*, /play/*)
  *   when `auth` is given, with RFC 7807 problem JSON errors.
  *   Static pages, /health, /ready, /metrics and /openapi.json are outside it (docs/decisions.md).

@@ -11,7 +11,7 @@
  *   the socket sits on a volume shared with the proxy's container only, as in docker-compose.yml).
  * - API_TRUST_PROXY: comma-separated addresses/CIDRs of TCP peers whose X-Forwarded-For is believed too,
  *   for a proxy on another host whose address no untrusted client can use (`none`, the default).
- * - RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_MS: anonymous REST limit per IP (100 per 60000 ms, seed 000 "Limits").
+ * - RATE_LIMIT_MAX / RATE_LIMIT_WINDOW_MS: anonymous REST limit per IP (100 per 60000 ms, docs/contract.md "Limits").
  * - RATE_LIMIT_AUTH_FAILURES: 401 answers one IP may get per RATE_LIMIT_WINDOW_MS; past it, its
  *   requests carrying a credential are 429 until the window ends (20; limits.ts). The edges spend and
  *   honour the same budget (lib/auth/failure-budget.ts), in the same Redis when there is one.
@@ -101,7 +101,7 @@ export const apiSection = section({
   }),
 });
 
-/** Game access sessions (seed 001). */
+/** Game access sessions (docs/contract.md "Operator callbacks"). */
 export const accessSection = section({
   name: 'access',
   prefixes: ['PUBLIC_BASE_URL'],

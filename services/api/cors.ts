@@ -1,5 +1,5 @@
 /**
- * CORS on every response and preflight (seed 000, "REST": Access-Control-Allow-Origin `*`,
+ * CORS on every response and preflight (docs/contract.md "REST": Access-Control-Allow-Origin `*`,
  * Access-Control-Allow-Methods `GET, POST, OPTIONS`, Access-Control-Allow-Headers `Content-Type`).
  *
  * @fastify/cors answers preflights (204) and sets the origin on every response, but writes the
@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 
 export const CORS_ALLOW_ORIGIN = '*';
 export const CORS_ALLOW_METHODS = 'GET, POST, OPTIONS';
-/** Content-Type of the seed, plus the two credential headers of seed 000 "Authentication" 2. */
+/** Content-Type of the seed, plus the two credential headers of docs/contract.md "Authentication" 2. */
 export const CORS_ALLOW_HEADERS = 'Content-Type, X-API-Key, Authorization';
 /** Response headers a cross-origin page may read (the rate-limit budget, for polite polling). */
 export const CORS_EXPOSE_HEADERS = 'X-Ratelimit-Limit, X-Ratelimit-Remaining, X-Ratelimit-Reset, Retry-After';

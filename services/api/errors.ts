@@ -1,8 +1,8 @@
 /**
  * Errors of the REST API and the one place where errors become HTTP statuses and bodies
- * (STYLE.md §6). Handlers and hooks throw; `replyForError` decides status and text.
+ * (docs/conventions.md §6). Handlers and hooks throw; `replyForError` decides status and text.
  *
- * Body of every error (seed 000, "Errors"): `{ error: string, success: false }`.
+ * Body of every error (docs/contract.md "Errors"): `{ error: string, success: false }`.
  */
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError } from 'fastify';
@@ -41,7 +41,7 @@ export class RateLimitedError extends AppError {
 }
 
 /**
- * A refused credential (DESIGN.md: 401 `{error:"Unauthorized", success:false, reason}`, 403
+ * A refused credential (docs/architecture.md: 401 `{error:"Unauthorized", success:false, reason}`, 403
  * `{error:"Forbidden", success:false, reason:"scope"}`). `reason` is lib/auth/verifier.ts's.
  */
 export class AuthError extends AppError {
@@ -70,7 +70,7 @@ export class ConflictError extends AppError {
   }
 }
 
-/** A resource that existed but is used up for good (a spent or expired game URL, seed 001); 410. */
+/** A resource that existed but is used up for good (a spent or expired game URL, docs/contract.md "Operator callbacks"); 410. */
 export class GoneError extends AppError {
   constructor(code: string, message: string) {
     super(code, message);
@@ -111,7 +111,7 @@ export class OperatorUnavailableError extends AppError {
   }
 }
 
-/** Error texts fixed by seed 000 ("Errors"). */
+/** Error texts fixed by docs/contract.md ("Errors"). */
 export const RATE_LIMITED_TEXT = 'Too many requests, please slow down';
 export const INTERNAL_TEXT = 'Internal Server Error';
 export const UNAVAILABLE_TEXT = 'Service Unavailable';
@@ -130,7 +130,7 @@ export interface ErrorBody {
 export const errorBodySchema = {
   $id: 'ErrorBody',
   type: 'object',
-  description: 'Error body of every REST error (seed 000, "Errors").',
+  description: 'Error body of every REST error (docs/contract.md "Errors").',
   required: ['error', 'success'],
   properties: {
     error: { type: 'string', description: 'Human-readable reason, e.g. "Invalid game slug".' },
@@ -194,7 +194,7 @@ export function replyForError(err: unknown): ErrorReply {
   return { status: 500, body: body(INTERNAL_TEXT) };
 }
 
-/** RFC 7807 problem details: the error body of the session API (DESIGN.md "Contracts the seeds leave open"). */
+/** RFC 7807 problem details: the error body of the session API (docs/contract.md). */
 export interface ProblemBody {
   /** `about:blank`, or `urn:casino:problem:<code>` for errors of the application. */
   type: string;

@@ -1,5 +1,5 @@
 /**
- * The /api rate limit (seed 000 "Limits") on @fastify/rate-limit: per key id when
+ * The /api rate limit (docs/contract.md "Limits") on @fastify/rate-limit: per key id when
  * a credential was accepted (the key's `rate_limit` per window), else per client IP
  * (RATE_LIMIT_MAX), with the seed's X-Ratelimit-* headers and 429 body.
  *

@@ -1,5 +1,5 @@
 /**
- * Errors of the dead-letter tools (STYLE.md §6): a stable code per expected refusal, so the command
+ * Errors of the dead-letter tools (docs/conventions.md §6): a stable code per expected refusal, so the command
  * line prints one clear sentence and tests assert the code.
  */
 import { AppError } from '../../lib/errors.ts';

@@ -1,5 +1,5 @@
 /**
- * The WebTransport edge node (DESIGN.md "edge-webtransport (Deno)"): the same
+ * The WebTransport edge node (docs/architecture.md "Runtime pieces"): the same
  * stateless rounds source and fan-out hub as services/edge (every partition of `rounds`, no
  * shared consumer group), the WebTransport transport on WT_PORT, and a plain HTTP server on
  * WT_HTTP_PORT. `main.ts` only builds and starts it; the e2e test runs it as a process.

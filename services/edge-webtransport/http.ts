@@ -2,7 +2,7 @@
  * The WebTransport edge's plain HTTP endpoints (WT_HTTP_PORT), as a fetch-style handler that
  * `Deno.serve` runs: `/health`, `/ready`, `/cert-hash` (the hash pages pass as
  * `serverCertificateHashes`; the gateway serves it as `/webtransport/cert-hash`) and `/metrics`.
- * Every response carries the CORS headers of seed 000, so a page on another origin can read the
+ * Every response carries the CORS headers of docs/contract.md, so a page on another origin can read the
  * hash; OPTIONS preflights answer 204.
  */
 import type { Registry } from 'prom-client';

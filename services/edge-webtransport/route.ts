@@ -1,5 +1,5 @@
 /**
- * The WebTransport address of DESIGN.md: `https://{host}:4433/wt?game=<slug>` or
+ * The WebTransport address of docs/architecture.md: `https://{host}:4433/wt?game=<slug>` or
  * `?type=<type>`, credential in `token=`, and the opt-ins of every stream (lib/stream/options.ts:
  * `since`, `envelope`, `latest`, `lifecycle`); with `envelope=1` the selection may be left out
  * (subscriptions then come as commands). Statuses and texts match the other transports

@@ -4,7 +4,7 @@
  *
  * Its own settings (environment variable → meaning, default):
  * - WT_HOST: interface of the QUIC (UDP) listener and its plain HTTP server (127.0.0.1).
- * - WT_PORT: WebTransport over HTTP/3, `https://{host}:4433/wt` of seed 000 (4433; 0 = any free port).
+ * - WT_PORT: WebTransport over HTTP/3, `https://{host}:4433/wt` of docs/contract.md (4433; 0 = any free port).
  * - WT_HTTP_PORT: the HTTP server: /health, /ready, /cert-hash, /metrics (8088; 0 = any).
  * - WT_CERT_FILE / WT_KEY_FILE: PEM certificate chain and private key of the QUIC listener (production);
  *   both or neither. Unset: the development certificate in WT_DEV_CERT_DIR (scripts/dev-cert.sh).

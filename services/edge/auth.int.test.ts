@@ -1,5 +1,5 @@
 /**
- * Credentials on every stream protocol of the edge (seed 000
+ * Credentials on every stream protocol of the edge (docs/contract.md
  * "Authentication"), against the real broker: keys are appended to the namespace's `auth-keys`
  * topic and read by each edge's own key table. Edge `on` requires credentials on WebSocket, SSE
  * and gRPC; edge `off` requires none (a credential that is present is still checked).

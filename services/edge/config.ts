@@ -2,7 +2,7 @@
  * The edge's configuration (lib/config/core.ts).
  *
  * Its own settings: GRPC_HOST / GRPC_PORT, the gRPC listener, service datastream.DataStream
- * (127.0.0.1 / 50051, seed 000 "{grpc_host}:50051"; 0 = any free port); GRPC_MAX_BUFFER_BYTES, a gRPC
+ * (127.0.0.1 / 50051, docs/contract.md "Streaming endpoints"; 0 = any free port); GRPC_MAX_BUFFER_BYTES, a gRPC
  * stream whose unsent bytes pass this is ended with RESOURCE_EXHAUSTED (1 MiB).
  * Shared: EDGE_* (EDGE_TRUST_PROXY: whose X-Forwarded-For names the client), KAFKA_*, TOPIC_*, DATABASE_*,
  * AUTH_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, and the failed-credential budget the API applies too:

@@ -1,5 +1,5 @@
 /**
- * The edge node (STYLE.md §1, §8): one rounds source feeding one fan-out hub, a list of
+ * The edge node (docs/conventions.md §1, §8): one rounds source feeding one fan-out hub, a list of
  * transports that subscribe to it (WebSocket, SSE, gRPC, the gRPC proxy), and one fastify server
  * for the HTTP-based transports and `/health`, `/ready`, `/metrics`. `main.ts` only builds it;
  * tests start it in-process with ports 0.

@@ -66,7 +66,7 @@ export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyIn
     loggerInstance: logger.child({ component: 'operator-sandbox' }) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
   });
-  // Form B sends GET with a JSON body (seed 001); fastify ignores GET bodies unless told otherwise.
+  // Form B sends GET with a JSON body (docs/contract.md "Operator callbacks"); fastify ignores GET bodies unless told otherwise.
   app.addHttpMethod('GET', { hasBody: true, overrideExisting: true });
   // The signature covers the exact bytes sent, so the body stays a string; routes parse it.
   // Only application/json (contract); other types are 415 rather than a signature failure.

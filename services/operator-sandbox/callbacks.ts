@@ -1,5 +1,5 @@
 /**
- * The callback routes of both contract forms (seed 001 "Implemented by the operator"): form A POST
+ * The callback routes of both contract forms (docs/contract.md "Implemented by the operator"): form A POST
  * /wallet/{bet,win,balance,rollback}; form B GET with a JSON body on /webhooks/platform/rewards and
  * /webhooks/platform/rollback. Order per request: signature (Standard Webhooks over the raw body),
  * JSON, the exact schema when strict (mode.ts), field validation, then the fault rule if any, then

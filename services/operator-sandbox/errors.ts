@@ -1,5 +1,5 @@
 /**
- * Errors of the operator sandbox and the one place where they become answers (STYLE.md §6): a code,
+ * Errors of the operator sandbox and the one place where they become answers (docs/conventions.md §6): a code,
  * a message and the HTTP status of the `http-status` preset here; the body and status of the preset
  * being played in presets.ts (`{ error: { code, message } }` under `http-status` and `seed`, a
  * `status` under `status-in-body`).

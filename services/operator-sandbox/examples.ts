@@ -282,7 +282,7 @@ function answers(preset: AnswerPreset): string {
 const PRESET_NOTES: Record<AnswerPreset, string> = {
   'http-status':
     "Refusals as 4xx statuses with `{error: {code, message}}`; the same callback again gets its first answer. The sandbox's default.",
-  seed: 'Only the statuses seed 001 lists: 200, 401 (signature), 404 (no route), 500 (failure). A refusal is an answer, not a failure: a 200 whose body names the code and carries no `operator_tx_id`.',
+  seed: 'Only the statuses docs/contract.md "Operator callbacks" lists: 200, 401 (signature), 404 (no route), 500 (failure). A refusal is an answer, not a failure: a 200 whose body names the code and carries no `operator_tx_id`.',
   'status-in-body':
     "HTTP 200 with a `status` (Hub88's `RS_*` where Hub88 has one); a refusal carries no `operator_tx_id`; the same callback again is `RS_ERROR_DUPLICATE_TRANSACTION` with its first answer. A bad signature is still HTTP 401. The sandbox's strict mode answers so.",
 };

@@ -178,7 +178,7 @@ function decide(
     // A second rollback of one bet, under another id, returns the first answer (contract).
     if (ctx.linkedRollback !== null)
       return { stored: JSON.parse(ctx.linkedRollback) as Record<string, string> };
-    // A settled bet keeps its stake (DESIGN.md "Money rules": never a rollback after a win).
+    // A settled bet keeps its stake (docs/architecture.md "Money rules": never a rollback after a win).
     if (ctx.linkedWin !== null && !quirks.has('refund-after-win'))
       throw new SandboxError('BET_SETTLED', `bet ${linked} was settled by win ${ctx.linkedWin}; no refund`);
   }

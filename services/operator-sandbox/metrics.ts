@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of the sandbox (STYLE.md §12): callbacks by kind, form and answered status
+ * Prometheus metrics of the sandbox (docs/conventions.md §12): callbacks by kind, form and answered status
  * (`dropped` when a fault cut the connection), and injected faults by mode. Each app has its own
  * registry so several sandboxes in one test process do not collide.
  */

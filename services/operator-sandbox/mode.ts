@@ -4,7 +4,7 @@
  * (config.ts) and at run time through PUT /_sandbox/mode (admin.ts); like fault rules and quirks,
  * the app's live state, read by the next request.
  *
- * Strict (the strictest operator of DESIGN.md "Money rules"):
+ * Strict (the strictest operator of docs/architecture.md "Money rules"):
  * - every callback body is exactly its form's (schemas/callbacks/*.request.json): an unknown,
  *   missing or mistyped field is refused;
  * - a win needs the bet it refers to booked (form A: linked_tx_id; form B: the player's bet of that

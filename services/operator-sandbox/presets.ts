@@ -13,7 +13,7 @@
  * | no such route | 404 | 404 | 404 |
  * | the sandbox's own failure, an injected fault | 500 (503 database down) | 500 | 500 (503) |
  *
- * `seed` answers only with the statuses seed 001 lists (200, 401, 404, 500): 401, 404 and 500 keep
+ * `seed` answers only with the statuses docs/contract.md "Operator callbacks" lists (200, 401, 404, 500): 401, 404 and 500 keep
  * the seed's meanings (not authorised, no route, the operator failed), so a refusal, which is an
  * answer and not a failure, is a 200 whose body names an error code and carries no operator_tx_id.
  * A refusal under `status-in-body` carries no operator_tx_id either; its status is Hub88's where

@@ -2,7 +2,7 @@
  * The sandbox's answers per preset (presets.ts) read back by the platform's answer table of the same
  * preset (rules/wallet/answers.ts): every refusal the ledger makes is a refusal (or a mismatch, or
  * an unknown transaction) and never a failure that would start a rollback; the seed preset uses only
- * the statuses seed 001 lists. Money is checked against the real ledger in presets.int.test.ts.
+ * the statuses docs/contract.md "Operator callbacks" lists. Money is checked against the real ledger in presets.int.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import {

@@ -115,7 +115,7 @@ it('migration 002: a transaction is of mode default (every row before it) or fre
   expect(checks.map((c) => String(c.def)).join(' ')).toMatch(/mode.*'default'.*'free'/);
 });
 
-describe('form B rollback without linked_tx_id (seed 001: the fields of Register Earnings)', () => {
+describe('form B rollback without linked_tx_id (docs/contract.md "Operator callbacks": the fields of Register Earnings)', () => {
   beforeAll(() => mode(true));
 
   it('refunds the player’s bet of that round, of that amount, once', async () => {

@@ -1,5 +1,5 @@
 /**
- * The callback wire format the sandbox accepts (issue-5 contract "Callback wire contract", seed 001
+ * The callback wire format the sandbox accepts (issue-5 contract "Callback wire contract", docs/contract.md "Operator callbacks"
  * "Callback request fields"): request validation into one normalised `Movement`, the body hash that
  * tells a replay from a conflicting reuse of a provider_tx_id, and the response shapes. Pure.
  *
@@ -10,7 +10,7 @@
  *
  * Free bets: a bet of mode "free" registers a free bet, a bet that moves no money: its
  * amount is 0 (a real-money bet's is above 0), with its bonus_code and free_bet_id. Form B's
- * Rollback Bet has "the same fields as Register Earnings" (seed 001): no linked_tx_id, the bet is
+ * Rollback Bet has "the same fields as Register Earnings" (docs/contract.md "Operator callbacks"): no linked_tx_id, the bet is
  * found by the player's round as for a form-B win; one that still sends linked_tx_id is taken.
  * These shapes are lenient (unknown fields are ignored); the strict mode checks the exact ones of
  * schemas/callbacks first (checkExact).
@@ -23,7 +23,7 @@ import { SandboxError } from './errors.ts';
 
 export type MoneyKind = 'bet' | 'win' | 'rollback';
 export type CallbackKind = MoneyKind | 'balance';
-/** A: POST on operator-chosen paths; B: GET with a JSON body on /webhooks/platform/* (seed 001). */
+/** A: POST on operator-chosen paths; B: GET with a JSON body on /webhooks/platform/* (docs/contract.md "Operator callbacks"). */
 export type Form = 'A' | 'B';
 
 const text = z.string().min(1).max(256);
@@ -257,7 +257,7 @@ export function parseBalance(body: Record<string, unknown>, currencies: Currenci
 /**
  * The 200 answer to a money callback: bet and form-A win carry operator_tx_id, new_balance and
  * old_balance; form-B rewards and rollback (both forms, contract) echo user_id, currency, provider
- * and provider_tx_id too. All values are strings (seed 001 "Callback response fields"); balances
+ * and provider_tx_id too. All values are strings (docs/contract.md "Callback response fields"); balances
  * are decimal strings with the exponent's digits of the movement's currency ("87.50" USD, "8750" JPY).
  */
 export function movementResponse(

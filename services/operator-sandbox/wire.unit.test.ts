@@ -142,7 +142,7 @@ describe('parseMovement', () => {
     );
   });
 
-  it('takes a form-B rollback without linked_tx_id (seed 001: the fields of Register Earnings)', () => {
+  it('takes a form-B rollback without linked_tx_id (docs/contract.md "Operator callbacks": the fields of Register Earnings)', () => {
     const { bonus_code: _b, extra_data: _e, ...rest } = bet;
     const body = { ...rest, action: 'rollback', provider_tx_id: '6' };
     expect(parseMovement('rollback', 'B', body)).toMatchObject({ providerTxId: '6', linkedTxId: null });

@@ -1,5 +1,5 @@
 /**
- * One game's loop of rounds (DESIGN.md "Round lifecycle"): append RoundOpened, wait out
+ * One game's loop of rounds (docs/architecture.md "Round lifecycle"): append RoundOpened, wait out
  * the betting window, append BettingClosed, then (crash) fly until the bust while deciding manual
  * cash-outs, or (the others) wait the fixed draw, and append RoundFinished; the next round opens at
  * once. Every append of a game goes through one lane, in order, so a cash-out decided during a

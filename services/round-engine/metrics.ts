@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of the round engine (STYLE.md §12), on a registry of its own so several
+ * Prometheus metrics of the round engine (docs/conventions.md §12), on a registry of its own so several
  * engines in one process (tests) do not collide.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';

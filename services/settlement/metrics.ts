@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of the settlement processor (STYLE.md §12). Its consumer lag per partition of
+ * Prometheus metrics of the settlement processor (docs/conventions.md §12). Its consumer lag per partition of
  * both topics is the common `kafka_consumer_lag{consumer="settlement"}` (lib/log/consumer-lag.ts).
  */
 import { Counter, type Registry } from 'prom-client';

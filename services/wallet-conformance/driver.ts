@@ -3,7 +3,7 @@
  * bodies from rules/wallet/bodies.ts buildRequest, signed by lib/http/callback-client.ts), times
  * each one, classifies its answer with the operator's answer table (answerOf), checks every ok
  * answer against its schema (schemas/callbacks/*.response.json), and records every
- * request and answer for the report. Also the balance callback (seed 001 "Balance"), which the
+ * request and answer for the report. Also the balance callback (docs/contract.md "Implemented by the operator"), which the
  * rows use to see whether money moved.
  */
 import { randomBytes } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
  * The rows of the wallet conformance kit (docs/operators.md "Conformance kit"):
- * each row drives the operator's wallet through one rule of DESIGN.md "Money rules" with fresh
+ * each row drives the operator's wallet through one rule of docs/architecture.md "Money rules" with fresh
  * transaction ids, reads the player's balance through the balance callback before and after, and
  * says pass or fail and why. Rows are independent of each other: a row never relies on what an
  * earlier row left behind but the player's account.

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of the wallet saga (STYLE.md §12), in a registry of its own so several
+ * Prometheus metrics of the wallet saga (docs/conventions.md §12), in a registry of its own so several
  * sagas (tests) can live in one process. The processes' consumer lag per partition is the common
  * `kafka_consumer_lag` (consumer `wallet-saga`; lib/log/consumer-lag.ts) and its consumer metrics
  * (lib/log/consumer-metrics.ts) share this registry.

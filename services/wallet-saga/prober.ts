@@ -2,7 +2,7 @@
  * Half-open probes of open circuit breakers (rules/wallet/breaker.ts): every
  * `intervalMs`, for each operator whose breaker is open and whose probe time has come, one
  * instance claims the probe (moving its time on, so other instances skip it) and asks the
- * operator's balance callback (seed 001 "Balance": user_id, currency, session_token → user_id,
+ * operator's balance callback (docs/contract.md "Implemented by the operator": user_id, currency, session_token → user_id,
  * currency, balance, platform_session_token) for the player of the last failed bet. An answer with
  * a balance closes the breaker; anything else keeps it open for a longer cooldown.
  */

@@ -29,7 +29,7 @@ interface Endpoint {
   readonly body: () => Body;
   /** Text fields (dotted path into the body) and their maximum length (undefined: an enum or pattern only). */
   readonly texts: Record<string, number | undefined>;
-  /** Problem JSON (session API) or seed 000's `{error, success:false}`. */
+  /** Problem JSON (session API) or docs/contract.md's `{error, success:false}`. */
   readonly problem: boolean;
   /**
    * The answer to the valid base body when it passes the input policy but not a later rule (default:

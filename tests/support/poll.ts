@@ -1,5 +1,5 @@
 /**
- * The one polling helper of the tests (STYLE.md §14): wait until a check yields, with a deadline
+ * The one polling helper of the tests (docs/conventions.md §14): wait until a check yields, with a deadline
  * that names what was awaited. Everything that waits for a condition in a test goes through it.
  */
 

@@ -54,7 +54,7 @@ export function sampleRounds(perGame: number, t0 = Date.UTC(2026, 0, 1)): RoundF
   return out;
 }
 
-/** The record of `round` on the rounds topic (key = game slug, DESIGN.md "Topics"). */
+/** The record of `round` on the rounds topic (key = game slug, docs/contract.md "Topics"). */
 export const roundMessage = (round: RoundFinished): Message => ({
   key: round.game_slug,
   value: encodeRound(round),

@@ -1,6 +1,6 @@
 /**
  * Stream clients for the edge's credential tests (not a test file): one `attempt` per protocol
- * that sends a credential the way seed 000 "Authentication" says and reports the outcome as an
+ * that sends a credential the way docs/contract.md "Authentication" says and reports the outcome as an
  * HTTP-like status (an open stream is 200; gRPC codes map to 401/403/429 as the proxy does).
  */
 import { get } from 'node:http';

@@ -152,7 +152,7 @@ export async function startTestOperator(
       movements.push({ kind, txId: tx, user, amountMinor: amount });
       return ok(old + amount);
     }
-    // Form B's rollback names no bet (seed 001: Register Earnings' fields): the player's bet of the round.
+    // Form B's rollback names no bet (docs/contract.md "Operator callbacks": Register Earnings' fields): the player's bet of the round.
     const betId =
       b.linked_tx_id !== undefined
         ? String(b.linked_tx_id)

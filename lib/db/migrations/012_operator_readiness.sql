@@ -1,5 +1,5 @@
 -- Owner: operators (columns readiness, ready, readiness_checked_at)  services/api
--- (seed 001: "The balance and betting callbacks must be configured and working
+-- (docs/contract.md "Operator callbacks": "The balance and betting callbacks must be configured and working
 -- before the session endpoint is used"): the last readiness probe of each operator
 -- (lib/http/operator-probe.ts): its checks as JSON, whether it passed, and when. request-access
 -- grants real-money sessions only for a ready operator.

@@ -1,5 +1,5 @@
 /**
- * Where the client gets the credential of each connection (seed 000 "Authentication"): a
+ * Where the client gets the credential of each connection (docs/contract.md "Authentication"): a
  * short-lived token (15 s) is fetched anew for every connection and reconnection, because the
  * WebSocket carries it in the handshake and a token outlives no reconnect.
  */

@@ -3,7 +3,7 @@
  * its round's flight. The round engine decides with its own clock when the request reaches it: the
  * flight's multiplier m(t), accepted only below the crash point (else the bet has crashed), and
  * appends the decision (BetCashedOut, before the round's RoundFinished in the log); settlement pays
- * exactly that (DESIGN.md "Round lifecycle").
+ * exactly that (docs/architecture.md "Round lifecycle").
  *
  * The API checks the bet first (the player's own, on crash, its round in flight as read from the
  * log, not decided yet) and claims it with a conditional update of play_bets, so of two

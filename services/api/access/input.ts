@@ -57,7 +57,7 @@ const httpBaseUrl = z
   .regex(new RegExp(HTTP_BASE_URL_PATTERN), 'must be an http(s) URL without query or fragment')
   .refine((s) => URL.canParse(s), 'must be an http(s) URL');
 
-/** Body of POST /games/request-access (seed 001 "Session request"). */
+/** Body of POST /games/request-access (docs/contract.md "Game access sessions"). */
 export const requestAccessBody = z
   .object({
     game: text(64),
@@ -152,7 +152,7 @@ export const createOperatorBody = z
     answer_table: answerTableInput.default('seed'),
     round_close: z.enum(ROUND_CLOSE_MODES).default('zero-win'),
     round_end_path: path.optional(),
-    // Callback `amount` as a decimal string in the currency's precision, or a JSON number (seed 001).
+    // Callback `amount` as a decimal string in the currency's precision, or a JSON number (docs/contract.md "Operator callbacks").
     amount_format: z.enum(['string', 'number']).default('string'),
   })
   .strict()

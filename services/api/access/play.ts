@@ -1,7 +1,7 @@
 /**
  * Player routes of the game page: POST /play/open consumes the game URL's
  * one-time launch code with one conditional update (`opened_at is null`), so of two simultaneous
- * first opens exactly one wins and the URL stops working at the first login (seed 001); GET
+ * first opens exactly one wins and the URL stops working at the first login (docs/contract.md "Operator callbacks"); GET
  * /play/balance; GET /play/bets/:tx_id (the bet's wallet_transactions rows, 404 until projected).
  * POST /play/bets is in bets.ts.
  */

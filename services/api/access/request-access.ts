@@ -1,5 +1,5 @@
 /**
- * POST /games/request-access (seed 001): an operator, by its bearer, asks for a game URL for one
+ * POST /games/request-access (docs/contract.md "Operator callbacks"): an operator, by its bearer, asks for a game URL for one
  * player. The session row is written first (it holds the one-time launch code's hash and the
  * session token, which must be unique), then SessionCreated is appended to `access-sessions`; if
  * the append fails the row is deleted again, so a failed request leaves neither (the caller gets
@@ -43,7 +43,7 @@ export function requestAccessRoute(app: FastifyInstance, deps: RequestAccessDeps
     const b = parseInput(requestAccessBody, req.body, 'body');
     if (!gameBySlug(b.game)) throw new NotFoundError('GAME_NOT_FOUND', `unknown game ${b.game}`);
     const demo = b.demo || b.demo_session;
-    // Seed 001: the callbacks "must be configured and working before the session endpoint is used".
+    // docs/contract.md "Operator callbacks": the callbacks "must be configured and working before the session endpoint is used".
     // A demo session calls no operator.
     if (!demo) await deps.readiness.check(op.operator_id, now());
     const currency = currencyOf(currencies, b.currency);

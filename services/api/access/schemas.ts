@@ -190,7 +190,7 @@ export const adminSchemas = {
 export const sessionSchemas = {
   requestAccess: {
     tags: ['sessions'],
-    summary: 'Create a game session for a player (seed 001): a one-time game_url and the session_token.',
+    summary: 'Create a game session for a player (docs/contract.md "Operator callbacks"): a one-time game_url and the session_token.',
     security: bearer,
     body: docSchema(requestAccessBody),
     response: {

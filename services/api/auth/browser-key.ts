@@ -1,5 +1,5 @@
 /**
- * Browser-bound public keys (seed 000 "Credentials": a public key for a (visitor_id, bound_domain)
+ * Browser-bound public keys (docs/contract.md "Credentials": a public key for a (visitor_id, bound_domain)
  * pair; "Authentication" 8: the same pair yields the key again).
  *
  * Decided here: both the key id and the secret are derived from the pair with HMAC-SHA256 under the

@@ -1,5 +1,5 @@
 /**
- * REST credential checks (seed 000 "Authentication" 2, 6, 10, 11; scope table of "Scopes"):
+ * REST credential checks (docs/contract.md "Authentication" 2, 6, 10, 11; scope table of "Scopes"):
  * the credential comes from `X-API-Key` or `Authorization: Bearer`; which scope a route needs is
  * decided here from its method and route pattern. With AUTH_REQUIRE_API off, anonymous requests
  * pass, but a credential that is present is still checked (bad → 401, lacking scope → 403).

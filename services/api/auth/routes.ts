@@ -1,5 +1,5 @@
 /**
- * The auth endpoints of seed 000 "Authentication endpoints". Writes append to `auth-keys` and answer
+ * The auth endpoints of docs/contract.md "Authentication endpoints". Writes append to `auth-keys` and answer
  * only after the local key table has applied the appended record (read-your-write).
  * Access rules are enforced by guard.ts before these handlers run.
  */

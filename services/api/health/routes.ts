@@ -1,5 +1,5 @@
 /**
- * Liveness and readiness (STYLE.md §12). `/health` answers while the process runs; `/ready`
+ * Liveness and readiness (docs/conventions.md §12). `/health` answers while the process runs; `/ready`
  * answers 200 only when the read-model database answers `select 1` within `readyTimeoutMs`, so
  * a load balancer stops sending traffic to an instance that would answer 503.
  */

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of the API (STYLE.md §12): the common service registry (process metrics,
+ * Prometheus metrics of the API (docs/conventions.md §12): the common service registry (process metrics,
  * `service="api"`; lib/metrics.ts) and the request-duration histogram
  * `http_request_duration_seconds{method, route, status_code}`, served at GET /metrics. Each app
  * gets its own registry unless the caller passes one (main.ts shares it with the key table's

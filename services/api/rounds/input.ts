@@ -1,7 +1,7 @@
 /**
  * Strict parsing of the rounds endpoints' path and query input. Pure; throws the API errors
  * whose texts clients see. The route schemas describe the same rules for OpenAPI, but these
- * functions run first (preValidation) so every bad input gets the seed's or DESIGN.md's text
+ * functions run first (preValidation) so every bad input gets the seed's or docs/architecture.md's text
  * rather than a generic schema message, and so `limit` is checked on the raw query string
  * (schema coercion would accept `1e2`, ` 5` or `+5`).
  */
@@ -14,7 +14,7 @@ import {
 } from '../../../rules/games/catalog.ts';
 import { InvalidInputError, NotFoundError } from '../errors.ts';
 
-/** History `limit` bounds and default (seed 000, "Limits"). */
+/** History `limit` bounds and default (docs/contract.md "Limits"). */
 export const LIMIT_MIN = 1;
 export const LIMIT_MAX = 1000;
 export const LIMIT_DEFAULT = 500;
@@ -25,8 +25,8 @@ const DIGITS = /^[0-9]{1,4}$/;
 
 /**
  * The game named by a `:game` path parameter.
- * @throws InvalidInputError "Invalid game slug" unless the value matches `[a-z0-9-]{1,64}` (seed 000, 400).
- * @throws NotFoundError "Game not found" for a well-formed slug of no game (seed 000, 404).
+ * @throws InvalidInputError "Invalid game slug" unless the value matches `[a-z0-9-]{1,64}` (docs/contract.md, 400).
+ * @throws NotFoundError "Game not found" for a well-formed slug of no game (docs/contract.md, 404).
  */
 export function parseGameParam(raw: unknown): GameInfo {
   if (typeof raw !== 'string' || !isWellFormedSlug(raw)) {

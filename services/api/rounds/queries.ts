@@ -9,7 +9,7 @@ import { type RoundRow, readGameList, readHistory } from '../../../lib/db/rounds
 import type { GameInfo, GameType } from '../../../rules/games/catalog.ts';
 import type { RestRound, StreamRound } from '../../../rules/rounds/round.ts';
 
-/** A row of GET /api/games (seed 000, "Game"). */
+/** A row of GET /api/games (docs/contract.md "Games"). */
 export interface GameRow {
   slug: string;
   name: string;
@@ -19,10 +19,10 @@ export interface GameRow {
   last_update: string | null;
 }
 
-/** A history row: the REST form plus `round_id` (DESIGN.md). */
+/** A history row: the REST form plus `round_id` (docs/architecture.md). */
 export type HistoryRow = RestRound & { round_id: number };
 
-/** GET /api/latest/:game: the REST form and the stream form together (DESIGN.md). */
+/** GET /api/latest/:game: the REST form and the stream form together (docs/architecture.md). */
 export type LatestRound = RestRound & StreamRound;
 
 export interface RoundsQueries {
@@ -35,7 +35,7 @@ export interface RoundsQueries {
   historyByType(type: GameType, games: readonly GameInfo[], limit: number): Promise<HistoryRow[]>;
 }
 
-/** A history row of `r`; by type, `game_type` is the requested type (DESIGN.md). */
+/** A history row of `r`; by type, `game_type` is the requested type (docs/architecture.md). */
 export const toHistoryRow = (r: RoundRow, asType?: GameType): HistoryRow => ({
   round_id: r.round_id,
   game_slug: r.game_slug,

@@ -1,5 +1,5 @@
 /**
- * The four rounds endpoints of seed 000 ("REST"): GET /api/games, /api/latest/:game,
+ * The four rounds endpoints of docs/contract.md ("REST"): GET /api/games, /api/latest/:game,
  * /api/history/:game?limit=, /api/history/type/:type?limit=. Registered under the API scope,
  * which carries the per-IP rate limit.
  */

@@ -49,7 +49,7 @@ const historyRow = {
 
 const latestRound = {
   type: 'object',
-  description: 'REST form fields plus the stream-message form fields (DESIGN.md).',
+  description: 'REST form fields plus the stream-message form fields (docs/architecture.md).',
   required: ['round_id', 'game_id', 'game_slug', 'game_type', 'finished_at', 'value', 'extras', 'timestamp'],
   properties: {
     ...restRoundProps,

@@ -1,5 +1,5 @@
 /**
- * The contract between the edge (edge.ts) and its wire protocols (STYLE.md §8; centrifugo's
+ * The contract between the edge (edge.ts) and its wire protocols (docs/conventions.md §8; centrifugo's
  * per-transport packages): what a transport gets at start, and what it must do. It lives apart from
  * the composition root so the transports and edge.ts do not import each other.
  */

@@ -1,6 +1,6 @@
 /**
  * The auth-keys projector: keeps the `api_keys` read model (migration 002) from the compacted
- * `auth-keys` topic, one statement per batch with the checkpoint (DESIGN.md "checkpoint written in
+ * `auth-keys` topic, one statement per batch with the checkpoint (docs/architecture.md "checkpoint written in
  * the same transaction as the rows it covers"), through the checkpointed consumer (lib/log/checkpointed-consumer.ts).
  * Its group is a fresh one per start that commits nothing: Postgres holds the position (every
  * join seeks to the stored checkpoint, so a rebuilt, emptied read model is replayed in full).

@@ -1,5 +1,5 @@
 /**
- * Errors of a read-model rebuild (STYLE.md §6): a stable code per expected failure, so the command
+ * Errors of a read-model rebuild (docs/conventions.md §6): a stable code per expected failure, so the command
  * line prints one clear sentence and tests assert the code rather than a message.
  */
 import { AppError } from '../../../lib/errors.ts';

@@ -1,7 +1,7 @@
 /**
- * The rounds projection as pure code (STYLE.md §3 and §9, "given these events, then these rows"):
+ * The rounds projection as pure code (docs/conventions.md §3 and §9, "given these events, then these rows"):
  * RoundFinished events of the `rounds` topic become rows of `rounds` (history) and updates of
- * `games` (the game list's last_round and last_update, seed 000 "Game"). No I/O, no clock: the
+ * `games` (the game list's last_round and last_update, docs/contract.md "Games"). No I/O, no clock: the
  * log append time of each event comes in with it.
  *
  * The SQL that applies these rows (services/projector/rounds/store.ts) has the same semantics as

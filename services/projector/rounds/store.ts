@@ -1,6 +1,6 @@
 /**
  * The rounds projection's Postgres side: one atomic write per chunk holding the history rows,
- * the game-list update and the checkpoint (topic, partition, next offset) (DESIGN.md "Postgres
+ * the game-list update and the checkpoint (topic, partition, next offset) (docs/architecture.md "Postgres
  * holds read models … and each projector's checkpoint … written in the same transaction as the
  * rows it covers"). Because every part is idempotent, a retry after an ambiguous commit
  * (connection lost while the commit was in flight) or two consumers briefly owning a partition

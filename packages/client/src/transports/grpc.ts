@@ -19,7 +19,7 @@ import type {
 } from '../transport.ts';
 
 export interface GrpcTransportOptions {
-  /** `host:port` of the edge's gRPC listener (seed 000: `{grpc_host}:50051`), or one per base URL. */
+  /** `host:port` of the edge's gRPC listener (docs/contract.md: `{grpc_host}:50051`), or one per base URL. */
   readonly address: string | ((baseUrl: string) => string);
 }
 

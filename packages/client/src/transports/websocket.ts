@@ -1,7 +1,7 @@
 /**
  * WebSocket transport: one socket on `/ws/?envelope=1` carries every subscription (subscribe and
  * unsubscribe commands out, envelopes in). The credential, a fresh token per connection, is the
- * requested subprotocol (seed 000 "Authentication" 3).
+ * requested subprotocol (docs/contract.md "Authentication" 3).
  */
 import type { ConnectContext, Connection, ConnectionEvents, Transport } from '../transport.ts';
 import type { Envelope } from '../types.ts';

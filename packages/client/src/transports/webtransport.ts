@@ -21,7 +21,7 @@ export interface WebTransportOptions {
   readonly certificateHashes?: readonly CertificateHash[] | (() => Promise<readonly CertificateHash[]>);
 }
 
-/** `https://host:8080` → `https://host:4433/wt` (seed 000: WebTransport is on 4433). */
+/** `https://host:8080` → `https://host:4433/wt` (docs/contract.md: WebTransport is on 4433). */
 export function webTransportUrl(baseUrl: string, port = 4433): string {
   const u = new URL(baseUrl);
   return `https://${u.hostname}:${port}/wt`;

@@ -1,5 +1,5 @@
 /**
- * The gRPC proxy for browsers (seed 000 "/grpc.html: gRPC demo through a REST proxy"; issue 3
+ * The gRPC proxy for browsers (docs/contract.md "Static files"; issue 3
  * item 5), a fastify plugin on the edge's HTTP server. Every route makes a real gRPC call to the
  * DataStream server and relays the answer:
  *
@@ -40,7 +40,7 @@ export interface GrpcProxyOptions {
   /** `host:port` of the DataStream server, or a getter for one known only once it listens. */
   readonly grpcAddress: string | (() => string);
   readonly logger: Logger;
-  /** SSE `: heartbeat` period, ms (default 15000, seed 000 "Limits"). */
+  /** SSE `: heartbeat` period, ms (default 15000, docs/contract.md "Limits"). */
   readonly heartbeatMs?: number;
   /** Open relays are added here and removed when they end, so the owner can end them on shutdown. */
   readonly relays?: Set<Relay>;

@@ -44,7 +44,7 @@ export function streamFormOf(m: RoundMsg): RoundMsg {
 export interface RelayOptions {
   /** The response, not yet written to. */
   readonly res: ServerResponse;
-  /** `: heartbeat` comment period, ms (seed 000: 15 s). */
+  /** `: heartbeat` comment period, ms (docs/contract.md: 15 s). */
   readonly heartbeatMs: number;
   /** The call ended with `err` before its headers came: answer with an HTTP error instead. */
   readonly onRefused: (err: ServiceError) => void;

@@ -1,6 +1,6 @@
 /**
- * Errors of the gRPC transport and the one place where errors become gRPC statuses (STYLE.md §6).
- * Handlers throw; `toStatus` decides code and details. Details reuse the REST texts of seed 000
+ * Errors of the gRPC transport and the one place where errors become gRPC statuses (docs/conventions.md §6).
+ * Handlers throw; `toStatus` decides code and details. Details reuse the REST texts of docs/contract.md
  * ("Invalid game slug", "Game not found") so every protocol names bad input alike.
  */
 import { type StatusObject, status } from '@grpc/grpc-js';

@@ -1,8 +1,8 @@
 /**
- * The optional `Filter` of the gRPC streams (DESIGN.md "gRPC": min_point, max_point, colors,
+ * The optional `Filter` of the gRPC streams (docs/contract.md "Streaming endpoints": min_point, max_point, colors,
  * trends). Pure code.
  *
- * A filter that is set selects (decided here; the seed and DESIGN.md leave it open): each
+ * A filter that is set selects (decided here; the seed and docs/architecture.md leave it open): each
  * criterion concerns some games — points the crash point and the slot multiplier, colors double,
  * trends wall-street — and a round passes when a criterion concerning its game is set and met.
  * Rounds of games no set criterion concerns do not pass. So `min_point: 2` on StreamAll delivers

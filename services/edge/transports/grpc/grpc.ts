@@ -1,9 +1,9 @@
 /**
  * The gRPC transport of the edge: datastream.DataStream on GRPC_HOST:GRPC_PORT
- * (seed 000: `{grpc_host}:50051`) with insecure credentials, plus server reflection and the
+ * (docs/contract.md: `{grpc_host}:50051`) with insecure credentials, plus server reflection and the
  * standard health service (grpc.health.v1, SERVING for "" and datastream.DataStream), so
- * `grpcurl -plaintext 127.0.0.1:50051 list` works with no .proto at hand (DESIGN.md "gRPC").
- * Credentials (seed 000 "Authentication" 5) are checked per call in service.ts (AUTH_REQUIRE_GRPC).
+ * `grpcurl -plaintext 127.0.0.1:50051 list` works with no .proto at hand (docs/contract.md "Streaming endpoints").
+ * Credentials (docs/contract.md "Authentication" 5) are checked per call in service.ts (AUTH_REQUIRE_GRPC).
  */
 
 import { resolve } from 'node:path';

@@ -15,7 +15,7 @@ import type { GameInfo, GameType } from '../../../../rules/games/catalog.ts';
 import { gameBySlug, gamesOfType } from '../../../../rules/games/catalog.ts';
 import { invalidArgument, notFound } from './errors.ts';
 
-/** History `limit` bounds and default (seed 000, "Limits"); the same rule as REST. */
+/** History `limit` bounds and default (docs/contract.md "Limits"); the same rule as REST. */
 export const LIMIT_MIN = 1;
 export const LIMIT_MAX = 1000;
 export const LIMIT_DEFAULT = 500;

@@ -1,6 +1,6 @@
 /**
  * The gRPC contract of the edge, loaded at run time from `proto/datastream.proto` (the source of
- * truth, STYLE.md §4; no generated code), and the TypeScript shapes of its messages as
+ * truth, docs/conventions.md §4; no generated code), and the TypeScript shapes of its messages as
  * @grpc/proto-loader presents them with {@link LOADER_OPTIONS}: field names as in the .proto,
  * int64 as JS numbers (every id and Unix-ms time fits in 2^53), absent optional fields absent.
  */

@@ -46,7 +46,7 @@ export function listGamesFromHub(hub: FanOutHub): GameMsg[] {
 /**
  * Up to `limit` rounds of the target, newest first (finished_at, then round_id, descending), in
  * the stream form: `extras` as JSON text, `timestamp` the append time in Unix ms. Rows of a
- * history by type carry the requested type in `game_type` (seed 000, as REST history by type).
+ * history by type carry the requested type in `game_type` (docs/contract.md, as REST history by type).
  */
 export async function historyFromDb(sql: Sql, target: HistoryTarget, limit: number): Promise<RoundMsg[]> {
   const ids = target.kind === 'game' ? [target.game.id] : target.games.map((g) => g.id);

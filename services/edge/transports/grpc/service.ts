@@ -5,7 +5,7 @@
  * is refused before a stream starts, and a stream announces its start by sending its response
  * headers at once, so a client (and the browser proxy) can tell "refused" from "open".
  *
- * Credentials (seed 000 "Authentication" 5): metadata `x-api-key`, or `authorization: Bearer <key>`;
+ * Credentials (docs/contract.md "Authentication" 5): metadata `x-api-key`, or `authorization: Bearer <key>`;
  * `origin` metadata (the browser proxy forwards the page's Origin) for public keys. Checked by
  * access.ts on every call after the input: UNAUTHENTICATED (401), PERMISSION_DENIED (403: streams
  * need `stream:game`/`stream:*`, ListGames `read:games`, GetLatest/GetHistory `read:rounds`),

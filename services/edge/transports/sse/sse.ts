@@ -1,5 +1,5 @@
 /**
- * SSE transport with better-sse on the edge's fastify server (seed 000 "SSE"):
+ * SSE transport with better-sse on the edge's fastify server (docs/contract.md "Streaming endpoints"):
  * `/sse/:game` and `/sse/type/:type`, and `/sse/all` (every game; not in the seed: a page that
  * shows every game needs one connection instead of three, browsers allowing six per host).
  *
@@ -23,7 +23,7 @@
  *   `event: betting-closed` (lib/stream/lifecycle.ts) for the subscription's games.
  * - `: heartbeat` comment every `config.edge.sseHeartbeatMs` (15 s, seed "Limits").
  * - Unsent bytes past `config.edge.sseMaxBufferBytes` close the stream (subscriber.ts).
- * - Credential (seed 000 "Authentication" 4): `X-API-Key` (or `Authorization: Bearer`), else the
+ * - Credential (docs/contract.md "Authentication" 4): `X-API-Key` (or `Authorization: Bearer`), else the
  *   `api_key` or `token` query parameter (EventSource cannot set headers); checked by access.ts
  *   before the stream opens (401/403/429 as JSON, Retry-After on 429). Origin: the header, else the
  *   Referer's origin (a same-origin EventSource sends no Origin). Required only when

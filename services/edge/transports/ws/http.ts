@@ -1,6 +1,6 @@
 /**
  * The HTTP side of the WebSocket transport's upgrade: refusals (a plain status before any upgrade,
- * seed 000's error body with CORS), the selection of a `/ws/…` path, and the 101 headers of a resume.
+ * docs/contract.md's error body with CORS), the selection of a `/ws/…` path, and the 101 headers of a resume.
  */
 import { MALFORMED_URL_TEXT } from '../../../../lib/http/error-form.ts';
 import type { StreamOptions } from '../../../../lib/stream/options.ts';

@@ -1,5 +1,5 @@
 /**
- * Loads uWebSockets.js (DESIGN.md "Runtime pieces"): the official build republished on npm as
+ * Loads uWebSockets.js (docs/architecture.md "Runtime pieces"): the official build republished on npm as
  * `@btc-vision/uwebsockets.js` (package.json pins it under the name `uWebSockets.js`), native binaries
  * for Node 20/22/24/25 and no pure-JS fallback. On a glibc older than 2.38 (Debian 12) the binaries
  * load once `npm install` has run scripts/uws-glibc.ts (docs/decisions.md).

@@ -1,5 +1,5 @@
 /**
- * WebSocket transport on uWebSockets.js (seed 000 "Live streams"):
+ * WebSocket transport on uWebSockets.js (docs/contract.md "Streams"):
  * `/ws/:game` and `/ws/type/:type`, one text frame per round holding the stream form, nothing
  * else sent unless the client opts in (lib/stream/options.ts):
  *
@@ -18,7 +18,7 @@
  *
  * - The path and options are checked in the upgrade handler, so a bad one is answered with a
  *   plain HTTP status (400 malformed, 404 unknown) and no upgrade happens.
- * - The first requested subprotocol is the credential (seed 000 "Authentication" 3: a token per
+ * - The first requested subprotocol is the credential (docs/contract.md "Authentication" 3: a token per
  *   connection); it is checked before the upgrade (access.ts: 401/403/429 answered as HTTP, with
  *   Retry-After on 429) and echoed (browsers drop a connection whose requested subprotocol is not
  *   echoed). Without one, the upgrade passes only when AUTH_REQUIRE_WS is off. A socket opened with
@@ -58,7 +58,7 @@ const HARD_PAYLOAD_LIMIT_BYTES = 64 * 1024;
 export const TOO_BIG_CLOSE = { code: 1009, reason: 'client messages are not expected' } as const;
 /** Close when the key the socket authenticated with is revoked or deleted (RFC 6455 §7.4.1: policy). */
 export const REVOKED_CLOSE = { code: 1008, reason: 'credential revoked' } as const;
-/** Close code and reason at shutdown (RFC 6455 "going away"; seed 000 lists 1001 for restarts). */
+/** Close code and reason at shutdown (RFC 6455 "going away"; docs/contract.md lists 1001 for restarts). */
 export const DRAIN_CLOSE = { code: 1001, reason: 'server shutting down' } as const;
 
 /**
