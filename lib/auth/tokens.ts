@@ -1,11 +1,11 @@
 /**
  * Stateless short-lived tokens (docs/contract.md "Credentials"; docs/contract.md: 15 s).
  *
- * Layout of the bytes behind `tok_` (hex, 45 bytes = 90 hex characters):
+ * Layout of the bytes behind `tok_` (hex, 49 bytes = 98 hex characters, TOKEN_HEX_LENGTH):
  *   [0]      version (1)
  *   [1..8]   key id (the 8 bytes of `key_<16 hex>`)
  *   [9..16]  expiry, Unix ms, unsigned 64-bit big-endian
- *   [17..44] HMAC-SHA256(signing secret, bytes 0..16)
+ *   [17..48] HMAC-SHA256(signing secret, bytes 0..16)
  * Any process holding the signing secret verifies a token without a database; the parent key's
  * revocation and origin restriction are then applied by the verifier from the key table.
  * Pure: the time comes in as an argument.

@@ -63,10 +63,13 @@ export function kafkaLogLevel(level: number, error: unknown, starting: boolean):
  * kafkajs' Kafka with this project's defaults for what it makes:
  * - an idempotent producer that names no retry count retries without a count limit, so kafkajs has
  *   no cause for its "Limiting retries for the idempotent producer may invalidate EoS guarantees"
- *   warning (it warns for any count below Number.MAX_SAFE_INTEGER). Delivery stays bounded in time:
- *   the waits between tries are capped by the client's `maxRetryTime`, and a broker that cannot be
- *   reached ends the send when the client's own connection retries (`retries` of createKafka) are
- *   spent, since kafkajs does not retry that error (KafkaJSNumberOfRetriesExceeded is not retriable).
+ *   warning (it warns for any count below Number.MAX_SAFE_INTEGER). The waits between tries are
+ *   capped by the client's `maxRetryTime`; a broker that cannot be reached ends the send when the
+ *   client's own connection retries (`retries` of createKafka) are spent, since kafkajs does not
+ *   retry that error (KafkaJSNumberOfRetriesExceeded; the send rejects with a
+ *   KafkaJSNonRetriableError). An error kafkajs retries that persists on a live broker (a topic
+ *   that does not exist) is retried until it clears, logged at error each time (docs/decisions.md
+ *   "Development start").
  * - every consumer and producer counts as starting (`starting`) until it has joined its group once,
  *   or finished connecting (an idempotent producer: got its producer id), or disconnected.
  */

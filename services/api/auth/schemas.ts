@@ -73,7 +73,7 @@ export const tokenSchema = {
       required: ['success', 'token', 'expires_in', 'usage'],
       properties: {
         success: { type: 'boolean' },
-        token: { type: 'string', description: 'tok_ + 90 hex' },
+        token: { type: 'string', description: 'tok_ + 98 hex' },
         expires_in: { type: 'integer', description: 'Seconds (15).' },
         usage: { type: 'string' },
       },
