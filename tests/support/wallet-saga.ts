@@ -97,6 +97,8 @@ export async function startTestOperator(
   const rolledBack = new Set<string>();
   /** The bet tx of each player's round (`user:round`), for form B's rollbacks. */
   const betOfRound = new Map<string, string>();
+  /** Rounds (`user:round`) whose form B rollback came before their bet: a late bet is refused. */
+  const rolledBackRounds = new Set<string>();
   const faults = new Map<string, (attempt: number) => Fault>();
   const attemptsByTx = new Map<string, number>();
   const bal = (u: string) => balances.get(u) ?? startMinor;
@@ -141,8 +143,9 @@ export async function startTestOperator(
         },
       };
     if (kind === 'bet') {
-      betOfRound.set(`${user}:${String(b.round_id)}`, tx);
-      if (rolledBack.has(tx)) return refuse(409, 'BET_ROLLED_BACK');
+      const round = `${user}:${String(b.round_id)}`;
+      betOfRound.set(round, tx);
+      if (rolledBack.has(tx) || rolledBackRounds.has(round)) return refuse(409, 'BET_ROLLED_BACK');
       if (old < amount) return refuse(402, 'INSUFFICIENT_FUNDS');
       movements.push({ kind, txId: tx, user, amountMinor: -amount });
       return ok(old - amount);
@@ -152,11 +155,12 @@ export async function startTestOperator(
       movements.push({ kind, txId: tx, user, amountMinor: amount });
       return ok(old + amount);
     }
-    // Form B's rollback names no bet (docs/contract.md "Operator callbacks": Register Earnings' fields): the player's bet of the round.
-    const betId =
-      b.linked_tx_id !== undefined
-        ? String(b.linked_tx_id)
-        : (betOfRound.get(`${user}:${String(b.round_id)}`) ?? '');
+    // Form B's rollback names no bet (docs/contract.md "Operator callbacks": Register Earnings'
+    // fields): the player's bet of the round; one that comes before its bet (the bet answered late,
+    // after the platform gave up on it) refuses that bet when it arrives, as a wallet must.
+    const round = `${user}:${String(b.round_id)}`;
+    const betId = b.linked_tx_id !== undefined ? String(b.linked_tx_id) : (betOfRound.get(round) ?? '');
+    if (b.linked_tx_id === undefined && !betOfRound.has(round)) rolledBackRounds.add(round);
     rolledBack.add(betId);
     const debited = answers.get(betId)?.status === 200;
     if (!debited) return ok(old);
