@@ -190,7 +190,8 @@ export const adminSchemas = {
 export const sessionSchemas = {
   requestAccess: {
     tags: ['sessions'],
-    summary: 'Create a game session for a player (docs/contract.md "Operator callbacks"): a one-time game_url and the session_token.',
+    summary:
+      'Create a game session for a player (docs/contract.md "Operator callbacks"): a one-time game_url and the session_token.',
     security: bearer,
     body: docSchema(requestAccessBody),
     response: {
@@ -292,7 +293,7 @@ export const playSchemas = {
       ...playErr,
       402: problem('Demo: the virtual balance is too low.'),
       409: problem(
-        'BETTING_CLOSED (no window open, or an earlier round named; `next_round_opens_at` tells when the next opens, null during a crash flight), ROUND_NOT_OPEN (a later round named), or NO_FREE_BET.',
+        'BETTING_CLOSED (no window open, or an earlier round named; `next_round_opens_at` tells when the next opens, null during a crash flight; also when the bet reached the log only after the round closed, as in a broker failover: then `tx_id` and `round_id` name the bet, which is cancelled and its stake returned, and GET /play/bets/{tx_id} shows it), ROUND_NOT_OPEN (a later round named), or NO_FREE_BET.',
       ),
       503: problem(
         "OPERATOR_UNAVAILABLE: the operator's wallet is failing and its circuit breaker is open; `Retry-After` gives the seconds until the next probe.",
