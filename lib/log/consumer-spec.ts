@@ -6,13 +6,15 @@
  * exactly the code that keeps the live one.
  *
  * Two kinds of failure are told apart:
- * - a record that can never be written: it does not decode, or Postgres refuses its data
- *   (`isPermanentDataError`, SQLSTATE classes 22/23/54). `writeIsolating` finds it by writing
+ * - a record that can never be written: it does not decode, Postgres refuses its data
+ *   (`isPermanentDataError`, SQLSTATE classes 22/23/54), or the write refuses it as a round the
+ *   admission rule refuses (RoundRefusedError, rules/rounds/admission.ts). `writeIsolating` finds it by writing
  *   the chunk's records one at a time, hands it to `onPoison` (the dead-letter topic) and writes
  *   the others;
  * - anything else (connection lost, timeout, serialization failure): the caller retries.
  */
 import type { KafkaMessage } from 'kafkajs';
+import { RoundRefusedError } from '../../rules/errors.ts';
 import type { CheckpointKey } from '../db/checkpoints.ts';
 import { isPermanentDataError, type Sql } from '../db/pool.ts';
 import type { TopicKey } from './topics.ts';
@@ -107,6 +109,9 @@ export function decodeAll<E>(
   return { items, poison };
 }
 
+/** A write's refusal of its data, for good: Postgres's (SQLSTATE classes 22/23/54) or a round the admission rule refuses. */
+const refused = (err: unknown): boolean => isPermanentDataError(err) || err instanceof RoundRefusedError;
+
 /**
  * Writes `items` with the checkpoint `next`. When Postgres refuses the data of the chunk, writes
  * its records one at a time instead (each moving the checkpoint past itself), hands each refused
@@ -132,7 +137,7 @@ export async function writeIsolating<E>(
     );
     return { checkpoint: w.checkpoint, afterCommit: w.afterCommit ? [w.afterCommit] : [] };
   } catch (err) {
-    if (!isPermanentDataError(err)) throw err;
+    if (!refused(err)) throw err;
   }
   const afterCommit: (() => Promise<void>)[] = [];
   let checkpoint = 0n;
@@ -142,8 +147,11 @@ export async function writeIsolating<E>(
     try {
       w = await spec.write(sql, key, [item.event], to);
     } catch (err) {
-      if (!isPermanentDataError(err)) throw err;
-      await onPoison({ message: item.message, reason: `refused by postgres: ${reasonOf(err)}` });
+      if (!refused(err)) throw err;
+      await onPoison({
+        message: item.message,
+        reason: err instanceof RoundRefusedError ? err.message : `refused by postgres: ${reasonOf(err)}`,
+      });
       w = await spec.write(sql, key, [], to);
     }
     checkpoint = w.checkpoint;

@@ -2,8 +2,10 @@
  * The rounds projector: consumes the `rounds` topic and keeps the Postgres read models (round
  * history and the game list) through the checkpointed consumer (lib/log/checkpointed-consumer.ts:
  * Postgres holds the position; each chunk's rows, game-list update and checkpoint are ONE atomic
- * statement, rounds/store.ts). A record that does not decode, or that Postgres refuses, goes to
- * `rounds.dead-letter` and the rounds after it are projected.
+ * statement, rounds/store.ts). A record that does not decode, that the admission rule refuses
+ * (rules/rounds/admission.ts: from the future or the past, or a round id stored with other
+ * content), or that Postgres refuses, goes to `rounds.dead-letter` with the reason, and the rounds
+ * after it are projected.
  */
 import type { Kafka } from 'kafkajs';
 import type { Sql } from '../../lib/db/pool.ts';
@@ -16,7 +18,7 @@ import type { ConsumerSpec } from '../../lib/log/consumer-spec.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { ProjectorConfig } from './config.ts';
 import { decodeRecord } from './rounds/decode.ts';
-import { type OffsetEvent, writeChunk } from './rounds/store.ts';
+import { type OffsetEvent, refuseConflicts, writeChunk } from './rounds/store.ts';
 
 /** Name of this projection in `projection_checkpoints` and in the `dlq-projection` header. */
 export const ROUNDS_PROJECTION = 'rounds';
@@ -37,6 +39,7 @@ export const roundsProjection: ConsumerSpec<OffsetEvent | null> = {
   decode: decodeRecord,
   write: async (sql, key, events, next) => {
     const rounds = events.filter((e): e is OffsetEvent => e !== null);
+    await refuseConflicts(sql, rounds);
     return { checkpoint: (await writeChunk(sql, key, rounds, next)).checkpoint };
   },
 };

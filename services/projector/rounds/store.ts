@@ -6,10 +6,13 @@
  * (connection lost while the commit was in flight) or two consumers briefly owning a partition
  * during a rebalance still leave each row once and never move the game list or checkpoint back.
  */
+
+import { isDeepStrictEqual } from 'node:util';
 import { type CheckpointKey, checkpointUpsert } from '../../../lib/db/checkpoints.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { ROUNDS_WRITTEN_CHANNEL } from '../../../lib/db/rounds-read.ts';
-import { type ProjectedEvent, projectRounds, type RoundRow } from './projection.ts';
+import { RoundRefusedError } from '../../../rules/errors.ts';
+import { type ProjectedEvent, projectRounds, type RoundRow, toRoundRow } from './projection.ts';
 
 /** A decoded event at its log offset. */
 export interface OffsetEvent {
@@ -93,3 +96,64 @@ export async function writeChunk(
     checkpoint: BigInt(result?.checkpoint ?? nextOffset),
   };
 }
+
+/** Whether two rows of one round id say the same round (JSON compared as values: jsonb reorders keys). */
+function sameRound(a: Pick<RoundRow, 'finished_at' | 'value' | 'extras' | 'proof'>, b: typeof a): boolean {
+  return (
+    a.finished_at === b.finished_at &&
+    a.value === b.value &&
+    isDeepStrictEqual(JSON.parse(a.extras), JSON.parse(b.extras)) &&
+    isDeepStrictEqual(
+      a.proof === null ? null : JSON.parse(a.proof),
+      b.proof === null ? null : JSON.parse(b.proof),
+    )
+  );
+}
+
+/**
+ * Refuses a chunk holding a round id already stored, or earlier in the chunk, with other content
+ * (rules/rounds/admission.ts `conflict`: the first one stays), so the checkpointed consumer writes
+ * the chunk's records one at a time and dead-letters that record with the reason. The same content
+ * again (a replay, a producer's retry) is a duplicate and passes (`on conflict do nothing`). Only
+ * ids at or below a game's `last_round` can be stored already, so an ordinary chunk of new rounds
+ * costs one read of the game list.
+ * @throws RoundRefusedError (`conflict`) naming the round id.
+ * @throws the postgres.js error of a failed read.
+ */
+export async function refuseConflicts(sql: Sql, events: readonly OffsetEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const firsts = new Map<string, RoundRow>();
+  for (const e of events) {
+    const row = toRoundRow(e.event);
+    const k = `${row.game_id}:${row.round_id}`;
+    const prior = firsts.get(k);
+    if (prior && !sameRound(prior, row)) throw conflict(row.round_id);
+    if (!prior) firsts.set(k, row);
+  }
+  const games = await sql<
+    { id: number; last_round: string | null }[]
+  >`select id, last_round::text from games`;
+  const last = new Map(games.map((g) => [g.id, g.last_round === null ? -1 : Number(g.last_round)]));
+  const candidates = [...firsts.values()].filter((r) => r.round_id <= (last.get(r.game_id) ?? -1));
+  if (candidates.length === 0) return;
+  const stored = await sql<
+    { game_id: number; round_id: string; finished_at: Date; value: string; extras: unknown; proof: unknown }[]
+  >`
+    select r.game_id, r.round_id::text, r.finished_at, r.value, r.extras, r.proof from rounds r
+    join unnest(${candidates.map((c) => c.game_id)}::int[], ${candidates.map((c) => String(c.round_id))}::bigint[])
+      as c(game_id, round_id) on r.game_id = c.game_id and r.round_id = c.round_id`;
+  for (const s of stored) {
+    const row = firsts.get(`${s.game_id}:${s.round_id}`);
+    if (!row) continue;
+    const asStored = {
+      finished_at: s.finished_at.getTime(),
+      value: s.value,
+      extras: JSON.stringify(s.extras),
+      proof: s.proof === null ? null : JSON.stringify(s.proof),
+    };
+    if (!sameRound(asStored, row)) throw conflict(row.round_id);
+  }
+}
+
+const conflict = (roundId: number) =>
+  new RoundRefusedError('conflict', `round ${roundId} is stored with other content; the first one stays`);
