@@ -66,4 +66,27 @@ describe('coordinator errors of createKafka clients', () => {
     await producer.connect();
     expect(levelOfCoordinatorError()).toBe(50);
   }, 60_000);
+
+  it('are at error again once a consumer that never joined has crashed for good', async () => {
+    // The broker refuses to let it join (INVALID_SESSION_TIMEOUT: below group.min.session.timeout.ms,
+    // 6 s by default), and kafkajs is told not to restart it.
+    const c = kafka.consumer({
+      groupId: uniqueId('t-kafka-crash-'),
+      sessionTimeout: 1000,
+      heartbeatInterval: 300,
+      retry: { retries: 0, restartOnFailure: async () => false },
+    });
+    let crashed: { restart: boolean; error: string } | undefined;
+    c.on(c.events.CRASH, (e) => {
+      crashed = { restart: e.payload.restart, error: e.payload.error.message };
+    });
+    await c.connect();
+    await c.subscribe({ topic, fromBeginning: true });
+    expect(levelOfCoordinatorError()).toBe(20);
+    await c.run({ eachMessage: async () => {} });
+    const crash = await waitFor('the consumer to crash', () => crashed, 30_000, 100);
+    expect(crash.restart, crash.error).toBe(false);
+    expect(levelOfCoordinatorError()).toBe(50);
+    await c.disconnect();
+  }, 60_000);
 });

@@ -71,7 +71,8 @@ export function kafkaLogLevel(level: number, error: unknown, starting: boolean):
  *   that does not exist) is retried until it clears, logged at error each time (docs/decisions.md
  *   "Development start").
  * - every consumer and producer counts as starting (`starting`) until it has joined its group once,
- *   or finished connecting (an idempotent producer: got its producer id), or disconnected.
+ *   or finished connecting (an idempotent producer: got its producer id), or disconnected or
+ *   stopped (kafkajs stops a consumer that crashed for good).
  */
 class ProjectKafka extends Kafka {
   readonly #starting: Set<object>;
