@@ -162,8 +162,10 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
         // A round the time rule refuses is no game's latest: the scan looks further back.
         if (!admitByTime(round, at).admitted) return;
         // Newest first within a partition: the first admitted round met per game is its latest in
-        // log order (a game's rounds share one partition, key = slug).
-        if (newest.has(round.game_slug)) return;
+        // log order (a game's rounds share one partition, key = slug); an earlier record of the
+        // same id met after it is the one that stands (the first one read wins a conflict).
+        const prev = newest.get(round.game_slug);
+        if (prev && prev.round.round_id !== round.round_id) return;
         newest.set(round.game_slug, new Delivery(round, at, r.partition, BigInt(r.offset)));
       },
       () => newest.size === GAME_SLUGS.length || scanned >= limit,

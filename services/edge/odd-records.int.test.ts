@@ -9,7 +9,7 @@
  */
 import { type ServiceError, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RoundFinished } from '../../rules/rounds/round.ts';
+import { extrasOf, type RoundFinished } from '../../rules/rounds/round.ts';
 import { createTestLog, metricValue, startEdge, type TestLog } from '../../tests/support/edge.ts';
 import { oddScenario } from '../../tests/support/odd-rounds.ts';
 import { waitFor } from '../../tests/support/poll.ts';
@@ -127,5 +127,33 @@ describe('streams survive odd records of rounds', () => {
     expect(await refused('past')).toBe(1);
     expect(await refused('duplicate')).toBe(1);
     expect(await refused('conflict')).toBe(1);
+  });
+
+  it('an edge started after the odd records streams the engine’s rounds after them (its start-up scan skips the refused ones)', async () => {
+    const s = oddScenario('double', 500);
+    const { future, past, duplicate, conflict } = s.odd;
+    // The newest records of the game when the edge starts are the odd ones.
+    await log.appendEvents([...s.before, future, past, duplicate, conflict]);
+    const late = await startEdge(log);
+    opened.push({ close: () => void late.stop(0) });
+    const streams = await Promise.all(
+      (['sse', 'ws'] as const).map((proto) => attempt(late, proto, { path: 'double' })),
+    );
+    opened.push(...streams);
+    await log.appendEvents(s.after);
+    const later = s.engine.slice(3).map((r) => r.round_id);
+    const lastId = later[later.length - 1] ?? 0;
+    await waitFor(
+      'the engine’s last double round on the late edge',
+      () => (streams.every((a) => idsOf(a).includes(lastId)) ? true : undefined),
+      15_000,
+    );
+    const [sse, ws] = streams.map(idsOf) as [number[], number[]];
+    // SSE's `initial` is the engine's last round before the edge started, as the engine wrote it
+    // (not the one from the future, nor the conflicting copy appended after it).
+    expect(sse).toEqual([s.engine[2]?.round_id, ...later]);
+    const initial = JSON.parse(streams[0]?.received.find((m) => m.includes('"round_id"')) ?? '{}');
+    expect(initial.extras).toBe(JSON.stringify(extrasOf((s.engine[2] as RoundFinished).result)));
+    expect(ws).toEqual(later);
   });
 });
