@@ -32,6 +32,12 @@ const FETCH_MAX_WAIT_MS = 20;
 export interface RoundPhases {
   /** The phase of `game`'s current round, or undefined before its first round is seen. */
   phase(game: GameSlug): Phase | undefined;
+  /**
+   * Broker append time (Unix ms, LogAppendTime) of the BettingClosed of `game`'s round `roundId`,
+   * the earliest when there are two; undefined until one is read (kept for the last 16 closes of
+   * each game). What settlement compares a bet's append time with.
+   */
+  closedAppendedAt(game: GameSlug, roundId: number): number | undefined;
   /** True once the live consumer follows the log. */
   readonly ready: boolean;
   /** Scans the tail, then follows the log. @throws when the broker or the topic is unreachable. */
@@ -63,6 +69,9 @@ export function createRoundPhases(deps: {
   for (const reason of REFUSAL_REASONS) refusedCount?.inc({ reason }, 0);
   let consumer: Consumer | undefined;
   let ready = false;
+  /** Per game, append times of its last BettingClosed records by round id (insertion order). */
+  const closes = new Map<GameSlug, Map<number, number>>();
+  const KEPT_CLOSES = 16;
 
   /** Folds `e`, appended at `appendedAt` (Unix ms), unless the admission rule refuses it. */
   const apply = (e: RoundEvent, appendedAt: number) => {
@@ -73,6 +82,16 @@ export function createRoundPhases(deps: {
         if (a.reason !== 'duplicate')
           log.warn({ round_id: e.round_id, reason: a.reason, detail: a.detail }, 'round refused');
         return;
+      }
+    }
+    if (e.type === 'BettingClosed') {
+      const of = closes.get(e.game_slug) ?? new Map<number, number>();
+      closes.set(e.game_slug, of);
+      const known = of.get(e.round_id);
+      if (known === undefined || appendedAt < known) of.set(e.round_id, appendedAt);
+      for (const old of of.keys()) {
+        if (of.size <= KEPT_CLOSES) break;
+        of.delete(old);
       }
     }
     const next = evolvePhase(phases.get(e.game_slug), e);
@@ -105,6 +124,7 @@ export function createRoundPhases(deps: {
 
   return {
     phase: (game) => phases.get(game),
+    closedAppendedAt: (game, roundId) => closes.get(game)?.get(roundId),
     get ready() {
       return ready;
     },

@@ -133,6 +133,34 @@ export function windowFor(
   );
 }
 
+/**
+ * Longest wait, ms, for the round's BettingClosed to be read from the log when a bet's append came
+ * after the announced close (a failover held it; the close may be held as well).
+ */
+export const LATE_APPEND_CLOSE_WAIT_MS = 3000;
+
+/**
+ * The time a bet appended at `appendedAt` is judged against, as settlement judges it
+ * (rules/bets/settle.ts: the broker append time of the round's BettingClosed), Unix ms; undefined
+ * when the bet is in time. Read from the log when known. Not read yet: an append before the
+ * announced close `closesAt` is in time (the engine appends BettingClosed at that close); one at or
+ * after it waits up to LATE_APPEND_CLOSE_WAIT_MS for the record, and without it is judged against
+ * the announced close.
+ */
+async function closeOnTheLog(
+  phases: RoundPhases,
+  game: GameSlug,
+  roundId: number,
+  closesAt: number,
+  appendedAt: number,
+): Promise<number | undefined> {
+  const read = () => phases.closedAppendedAt(game, roundId);
+  if (read() !== undefined || appendedAt < closesAt) return read();
+  const until = Date.now() + LATE_APPEND_CLOSE_WAIT_MS;
+  while (read() === undefined && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+  return read() ?? closesAt;
+}
+
 /** Takes one free bet of the player's grants (soonest to expire first). @throws ConflictError */
 async function takeGrant(sql: Sql, s: PlayerSession, at: Date) {
   const [g] = await sql<{ grant_id: string; value_minor: string; bonus_code: string | null }[]>`
@@ -236,13 +264,14 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
       insert into play_bets (tx_id, session_id, game, round_id, amount_minor, auto_cashout, placed_at)
       values (${event.tx_id}, ${s.session_id}, ${s.game}, ${roundId}, ${amountMinor},
               ${crash?.auto_cashout ?? null}, ${new Date(t)})`;
-    // Settlement judges the bet by the log: appended at or after the round's close, it is
+    // Settlement judges the bet by the log: appended at or after the round's BettingClosed, it is
     // cancelled (its stake comes back through the cancellation, not here: the record is on the log).
-    if (appended.appendedAt >= closesAt)
+    const closedAt = await closeOnTheLog(phases, s.game as GameSlug, roundId, closesAt, appended.appendedAt);
+    if (closedAt !== undefined && appended.appendedAt >= closedAt)
       throw bettingClosed(
         phases,
         s.game as GameSlug,
-        `bet ${event.tx_id} reached the log at ${new Date(appended.appendedAt).toISOString()}, after betting closed at ${new Date(closesAt).toISOString()}: it is cancelled and its stake returned`,
+        `bet ${event.tx_id} reached the log at ${new Date(appended.appendedAt).toISOString()}, after betting closed at ${new Date(closedAt).toISOString()}: it is cancelled and its stake returned`,
         { tx_id: event.tx_id, round_id: roundId },
       );
     return reply.code(202).send({

@@ -216,6 +216,32 @@ async function appended<T>(topic: string, decode: (b: Buffer | null) => T): Prom
   return out;
 }
 
+/** What settlement decides of each BetPlaced of `round` on the log (rules/bets/settle.ts, its own rule). */
+async function settlementFate(round: number): Promise<Map<number, 'cancelled' | 'settles'>> {
+  const closed = (await appended(topicName(t.config, 'rounds'), decodeRoundEvent)).find(
+    (x) => x.e.type === 'BettingClosed' && x.e.round_id === round,
+  );
+  if (!closed) throw new Error('no BettingClosed on the log');
+  const fate = new Map<number, 'cancelled' | 'settles'>();
+  for (const x of await appended(topicName(t.config, 'walletTransactions'), decodeWalletEvent)) {
+    if (x.e.type !== 'BetPlaced' || x.e.value.bet.round_id !== round) continue;
+    const state = settlement.evolve(undefined, x.e, x.at) as settlement.BetState;
+    const out = settlement.decide(
+      state,
+      {
+        round_id: round,
+        game_slug: 'double',
+        finished_at: closed.at + 5000,
+        result: { game: 'double', color: 'red', number: 3 },
+        bettingClosedAt: closed.at,
+      },
+      closed.at + 6000,
+    );
+    fate.set(x.e.value.tx_id, out[0]?.type === 'BetRejected' ? 'cancelled' : 'settles');
+  }
+  return fate;
+}
+
 describe('a failover holding the append back (acks: all waits for the dead leader to be fenced)', () => {
   it('answers 202 only for a bet on the log before the close: the held one and the one queued behind it get 409, and settlement cancels no 202', async () => {
     const walletTopic = topicName(t.config, 'walletTransactions');
@@ -260,31 +286,10 @@ describe('a failover holding the append back (acks: all waits for the dead leade
       await t.closeBetting('double');
       release();
       const [a, b] = await Promise.all([first, second]);
-      const closedRecord = (await appended(topicName(t.config, 'rounds'), decodeRoundEvent)).find(
-        (x) => x.e.type === 'BettingClosed' && x.e.round_id === round,
-      );
-      if (!closedRecord) throw new Error('no BettingClosed on the log');
+      const fate = await settlementFate(round);
       const bets = (await appended(walletTopic, decodeWalletEvent)).filter(
         (x) => x.e.type === 'BetPlaced' && x.e.value.bet.round_id === round,
       );
-      // What settlement decides of each BetPlaced on the log (rules/bets/settle.ts, its own rule).
-      const fate = new Map<number, string>();
-      for (const x of bets) {
-        if (x.e.type !== 'BetPlaced') continue;
-        const state = settlement.evolve(undefined, x.e, x.at) as settlement.BetState;
-        const out = settlement.decide(
-          state,
-          {
-            round_id: round,
-            game_slug: 'double',
-            finished_at: closedRecord.at + 5000,
-            result: { game: 'double', color: 'red', number: 3 },
-            bettingClosedAt: closedRecord.at,
-          },
-          closedRecord.at + 6000,
-        );
-        fate.set(x.e.value.tx_id, out[0]?.type === 'BetRejected' ? 'cancelled' : 'settles');
-      }
       for (const res of [a, b]) {
         if (res.statusCode !== 202) continue;
         const tx = (res.json() as { tx_id: number }).tx_id;
@@ -303,6 +308,49 @@ describe('a failover holding the append back (acks: all waits for the dead leade
       const [c] = await t.sql<{ bets: number }[]>`
         select bets from access_round_bets where user_id = 'f2' and round_id = ${round}`;
       expect(c?.bets).toBe(0);
+    } finally {
+      release();
+      t.producer.send = send;
+    }
+  });
+});
+
+describe("a failover holding the round's close back as well", () => {
+  it('answers 202 for a bet appended after the announced close but before BettingClosed: settlement settles it', async () => {
+    const walletTopic = topicName(t.config, 'walletTransactions');
+    const p = await t.player(op.api_token, { user_id: 'f3', game: 'double' });
+    const round = await t.openRound('double', 1000);
+    const opened = t.phases.phase('double');
+    if (opened?.phase !== 'betting') throw new Error('expected the round open');
+    const closesAt = opened.opened.betting_closes_at;
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let sent = 0;
+    let acked = false;
+    const send = t.producer.send.bind(t.producer);
+    t.producer.send = async (r) => {
+      if (r.topic !== walletTopic) return send(r);
+      sent++;
+      await held;
+      const out = await send(r);
+      acked = true;
+      return out;
+    };
+    try {
+      const answer = bet(p.token, { amount: 1, selection: { color: 'red' } });
+      await waitFor('the bet sent', () => (sent === 1 ? true : undefined), 5000, 5);
+      await new Promise((r) => setTimeout(r, closesAt - Date.now() + 50));
+      // The bet lands after the announced close; the engine's BettingClosed, held too, after it.
+      release();
+      await waitFor('the bet on the log', () => (acked ? true : undefined), 5000, 5);
+      await new Promise((r) => setTimeout(r, 300));
+      await t.closeBetting('double');
+      const res = await answer;
+      const fate = await settlementFate(round);
+      expect(res.statusCode, res.body).toBe(202);
+      expect(fate.get((res.json() as { tx_id: number }).tx_id)).toBe('settles');
     } finally {
       release();
       t.producer.send = send;
