@@ -18,11 +18,12 @@
  * If the append fails, the grant, the counter and a demo debit are given back; the sequence value
  * is skipped.
  *
- * 202 only for a bet on the log before its round's announced close (docs/decisions.md "Clients made
- * for a cluster"): a record still queued at the close is not sent (409 BETTING_CLOSED, all given
- * back); one the broker appended at or after the close is answered 409 BETTING_CLOSED with its
- * `tx_id`, since settlement cancels it, which gives its stake back (it stays in play_bets, so the
- * player sees it cancelled).
+ * 202 only for a bet on the log before its round's close (docs/decisions.md "Clients made for a
+ * cluster"): a record still queued at the announced close is not sent (409 BETTING_CLOSED, all
+ * given back); one the broker appended at or after the round's BettingClosed (the announced close
+ * when that record is not read within LATE_APPEND_CLOSE_WAIT_MS) is answered 409 BETTING_CLOSED
+ * with its `tx_id`, since settlement cancels it, which gives its stake back (it stays in play_bets,
+ * so the player sees it cancelled).
  */
 import type { FastifyInstance } from 'fastify';
 import type { BreakerReader } from '../../../lib/db/operator-breakers.ts';
