@@ -26,6 +26,13 @@ import { decodeRoundEvent } from './rounds-codec.ts';
 import { scanBackward } from './rounds-log.ts';
 import { topicName } from './topics.ts';
 
+/**
+ * RoundFinished records (admitted by the time rule) the start-up scan reads back per game when it
+ * meets no RoundOpened: more than the odd records a producer could leave after the engine's last
+ * RoundOpened, few enough to keep a lifecycle-less game's scan short.
+ */
+const BOOTSTRAP_FINISHED = 16;
+
 /** Broker fetch wait, ms: every ms here is how late a closed window is seen. */
 const FETCH_MAX_WAIT_MS = 20;
 
@@ -103,6 +110,7 @@ export function createRoundPhases(deps: {
     const marks = new Map<number, bigint>();
     for (const [p, o] of await partitionOffsets(kafka, topic)) marks.set(p, o.high);
     const seen = new Map<GameSlug, { e: RoundEvent; at: number }[]>();
+    const finished = new Map<GameSlug, number>();
     const done = new Set<GameSlug>();
     await scanBackward(
       kafka,
@@ -111,9 +119,16 @@ export function createRoundPhases(deps: {
         if (done.has(e.game_slug) || e.type === 'BetCashedOut') return;
         const at = Number(r.message.timestamp);
         seen.set(e.game_slug, [{ e, at }, ...(seen.get(e.game_slug) ?? [])]);
-        // A round the time rule refuses is no round: the scan goes on to the one before it.
-        if (e.type === 'RoundOpened' || (e.type === 'RoundFinished' && admitByTime(e, at).admitted))
-          done.add(e.game_slug);
+        // The fold starts at the game's newest RoundOpened: RoundFinished records after it that are
+        // not its own (another producer's, refused or not) change nothing then. A game whose rounds
+        // come without a lifecycle (an older producer) stops after BOOTSTRAP_FINISHED rounds the
+        // time rule admits.
+        if (e.type === 'RoundOpened') done.add(e.game_slug);
+        else if (e.type === 'RoundFinished' && admitByTime(e, at).admitted) {
+          const n = (finished.get(e.game_slug) ?? 0) + 1;
+          finished.set(e.game_slug, n);
+          if (n >= BOOTSTRAP_FINISHED) done.add(e.game_slug);
+        }
       },
       () => done.size === GAME_SLUGS.length,
       { chunk: 200, logger: log },

@@ -158,6 +158,30 @@ describe('readers of rounds survive odd records', () => {
     expect(body.phase).toBe('betting');
   });
 
+  it('a lifecycle view started after odd records finds the engine’s open round (an API restarted then)', async () => {
+    const s = oddScenario('crash', 600);
+    const [opened] = s.after;
+    const { future, past, duplicate, conflict } = s.odd;
+    // The engine's round 603 is open; another producer's records come after its RoundOpened.
+    await append([...s.before, ...(opened ? [opened] : []), future, past, duplicate, conflict]);
+    await waitFor(
+      'the running view to see the odd records',
+      () => (phases.phase('crash')?.phase === 'betting' ? true : undefined),
+      10_000,
+    );
+    const late = createRoundPhases({ kafka: env.kafka, config: env.config, logger });
+    try {
+      await late.start();
+      expect(late.phase('crash')).toMatchObject({ phase: 'betting', opened: { round_id: opened?.round_id } });
+      expect(phases.phase('crash')).toMatchObject({
+        phase: 'betting',
+        opened: { round_id: opened?.round_id },
+      });
+    } finally {
+      await late.stop();
+    }
+  });
+
   it('REST keeps following a game whose newest row in Postgres finished in the future (written before the fix)', async () => {
     // An older projector took such a row (appended now, finished 10 minutes on): it is in Postgres
     // and sorts first there.
