@@ -31,7 +31,10 @@ export interface BetState {
   readonly status: BetStatus;
   /** The operator confirmed the debit (CallbackSucceeded kind bet). */
   readonly debited: boolean;
-  /** A RollbackRequested of this bet exists (ours or the saga's). */
+  /**
+   * A RollbackRequested of this bet was read. Kept in stored states; settlement no longer decides
+   * rollbacks (the bet's process manager does), so it reads it for nothing.
+   */
   readonly rollback: boolean;
   /** Broker append time of its BetPlaced record, Unix ms (absent in states kept before issue 11). */
   readonly appendedAt?: number;
