@@ -272,13 +272,14 @@ export function buildCheckpointedConsumer<E>(
     partition: number,
     next: bigint,
     commit: EachBatchPayload['commitOffsetsIfNecessary'],
+    heartbeat: () => Promise<void>,
   ): Promise<void> {
     try {
       await commitRetrying(
         () => commit({ topics: [{ topic, partitions: [{ partition, offset: String(next) }] }] }),
         {
           signal: abort.signal,
-          onFailure: (err, attempt, willRetry) => {
+          onFailure: async (err, attempt, willRetry) => {
             lagGauge.commitFailed();
             log.warn(
               { err, topic, partition, offset: String(next), attempt },
@@ -286,6 +287,9 @@ export function buildCheckpointedConsumer<E>(
                 ? 'kafka offset commit failed; finding the coordinator and retrying'
                 : 'kafka offset commit failed; postgres holds the checkpoint, the next batch commits again',
             );
+            // The group's session outlasts the retries (a heartbeat to a moved coordinator fails
+            // too and makes kafkajs rejoin, which is fine).
+            if (willRetry) await heartbeat().catch(() => {});
           },
         },
       );
@@ -363,7 +367,7 @@ export function buildCheckpointedConsumer<E>(
       for (const after of stored.afterCommit)
         if (!(await appendRetrying(`${spec.name} after-commit`, after, heartbeat))) return;
       resolveOffset(last.offset);
-      if (deps.commitOffsets) await commitHint(topic, partition, cp, commitOffsetsIfNecessary);
+      if (deps.commitOffsets) await commitHint(topic, partition, cp, commitOffsetsIfNecessary, heartbeat);
       await heartbeat();
     }
   }
