@@ -113,9 +113,12 @@ export async function readAppendHeads(
   sql: Sql,
   gameIds: readonly number[],
 ): Promise<Map<number, number | null>> {
+  if (gameIds.length === 0) return new Map();
+  // No array parameter: this is the first query of a fresh pool (the window's load), and postgres.js
+  // can send an array before it has fetched the array types ("malformed array literal").
   const rows = await sql<{ id: number; at: Date | null }[]>`
-    select g.id, (select max(appended_at) from rounds where game_id = g.id) as at
-    from unnest(${sql.array([...gameIds])}::int[]) as g(id)`;
+    select g.id, (select max(r.appended_at) from rounds r where r.game_id = g.id) as at
+    from games g where g.id in ${sql([...gameIds])}`;
   return new Map(rows.map((r) => [r.id, r.at === null ? null : r.at.getTime()]));
 }
 
