@@ -23,13 +23,13 @@ import { formatPosition } from './position.ts';
 import { type Selection, selectionLabel, slugsOf } from './selection.ts';
 
 export { Delivery, selectionKey } from './delivery.ts';
+export { reportedType, type Selection, slugsOf } from './selection.ts';
 
 /**
  * Round ids the hub remembers per game to drop a round published twice: far more than a source
  * meets out of order (the overlap of its start-up scan and its live reader is one round per game).
  */
 export const RECENT_IDS = 4_096;
-export { reportedType, type Selection, slugsOf } from './selection.ts';
 
 /** A subscriber as the hub sees it; each transport implements it. */
 export interface Subscription {
