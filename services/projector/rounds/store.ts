@@ -122,19 +122,23 @@ function sameRound(a: Pick<RoundRow, 'finished_at' | 'value' | 'extras' | 'proof
  */
 export async function refuseConflicts(sql: Sql, events: readonly OffsetEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const firsts = new Map<string, RoundRow>();
+  // Rows are built only for ids met twice in the chunk or possibly stored: a chunk of new rounds
+  // costs a pass over its ids and the game-list read.
+  const firsts = new Map<string, OffsetEvent>();
   for (const e of events) {
-    const row = toRoundRow(e.event);
-    const k = `${row.game_id}:${row.round_id}`;
+    const r = e.event.round;
+    const k = `${r.game_id}:${r.round_id}`;
     const prior = firsts.get(k);
-    if (prior && !sameRound(prior, row)) throw conflict(row.round_id);
-    if (!prior) firsts.set(k, row);
+    if (prior === undefined) firsts.set(k, e);
+    else if (!sameRound(toRoundRow(prior.event), toRoundRow(e.event))) throw conflict(r.round_id);
   }
   const games = await sql<
     { id: number; last_round: string | null }[]
   >`select id, last_round::text from games`;
   const last = new Map(games.map((g) => [g.id, g.last_round === null ? -1 : Number(g.last_round)]));
-  const candidates = [...firsts.values()].filter((r) => r.round_id <= (last.get(r.game_id) ?? -1));
+  const candidates = [...firsts.values()]
+    .map((e) => e.event.round)
+    .filter((r) => r.round_id <= (last.get(r.game_id) ?? -1));
   if (candidates.length === 0) return;
   const stored = await sql<
     { game_id: number; round_id: string; finished_at: Date; value: string; extras: unknown; proof: unknown }[]
@@ -143,15 +147,15 @@ export async function refuseConflicts(sql: Sql, events: readonly OffsetEvent[]):
     join unnest(${candidates.map((c) => c.game_id)}::int[], ${candidates.map((c) => String(c.round_id))}::bigint[])
       as c(game_id, round_id) on r.game_id = c.game_id and r.round_id = c.round_id`;
   for (const s of stored) {
-    const row = firsts.get(`${s.game_id}:${s.round_id}`);
-    if (!row) continue;
+    const first = firsts.get(`${s.game_id}:${s.round_id}`);
+    if (!first) continue;
     const asStored = {
       finished_at: s.finished_at.getTime(),
       value: s.value,
       extras: JSON.stringify(s.extras),
       proof: s.proof === null ? null : JSON.stringify(s.proof),
     };
-    if (!sameRound(asStored, row)) throw conflict(row.round_id);
+    if (!sameRound(asStored, toRoundRow(first.event))) throw conflict(first.event.round.round_id);
   }
 }
 
