@@ -1,6 +1,6 @@
 /**
  * Wallet benchmark: wins waiting for a retry when the operator's win path comes back
- * (docs/decisions.md "Retries for a day", retries pulled forward). One operator sandbox process
+ * (docs/decisions/retries/0002-retries-pulled-forward.md, retries pulled forward). One operator sandbox process
  * (services/operator-sandbox) is the wallet of two saga processes, each with its own topics, schema,
  * consumer group and operator row on the published default retry schedule (5 s, 5 min, …): one with
  * pulling forward (WALLET_SAGA_PULL_FORWARD true) and the baseline without it, side by side in the

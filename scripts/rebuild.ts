@@ -1,7 +1,7 @@
 /**
  * `npm run rebuild -- <read-model> [options]`: rebuilds a read model (rounds, api-keys, wallet) from
  * the log and swaps it in with no downtime (services/projector/rebuild/cli.ts has the options and exit
- * statuses; docs/decisions.md "Issue 6 / Rebuild" the design).
+ * statuses; docs/decisions/projector/0005-rebuild-shadow-schema-following-the-live-checkpoints.md the design).
  */
 import { runRebuildCli } from '../services/projector/rebuild/cli.ts';
 

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Local Redis from the Debian package, under the project's data directory: the optional shared
-# store of the API's rate-limit counters (RATE_LIMIT_REDIS_URL, docs/decisions.md "Rate limits
-# across API nodes") and of the integration test that checks it.
+# store of the API's rate-limit counters (RATE_LIMIT_REDIS_URL, docs/decisions/access/0005-rate-limits-across-api-nodes.md) and of the integration test that checks it.
 #
 #   bash scripts/redis.sh start|stop|status
 #

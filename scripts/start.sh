@@ -72,7 +72,7 @@ service_env=(
   EDGE_DRAIN_MS="${EDGE_DRAIN_MS:-2000}"
   # Every fresh browser or private window opening the demo pages mints a browser key, and on this
   # machine they all share one IP: the deployment's 3 new keys per IP an hour would refuse the
-  # fourth (docs/decisions.md "Development start").
+  # fourth (docs/decisions/runtime/0011-development-start.md).
   RATE_LIMIT_BROWSER_KEYS_PER_IP="${RATE_LIMIT_BROWSER_KEYS_PER_IP:-1000}"
 )
 

@@ -4,7 +4,7 @@
  * (package.json postinstall) and by scripts/ensure-deps.sh; idempotent, and a no-op on a glibc that
  * loads them as they are (Debian 13, Ubuntu 24.04, the production image).
  *
- * Why it is enough (docs/decisions.md): the only symbols the builds take from glibc 2.38
+ * Why it is enough (docs/decisions/runtime/0002-uwebsockets-on-node-24-and-glibc.md): the only symbols the builds take from glibc 2.38
  * are the C23 forms of `strtol`, `strtoul`, `strtoull` and `sscanf` (`__isoc23_*`), which differ from
  * the C99 forms only in reading a `0b` binary prefix (base 0 or 2, `%i`, `%b`). Each such reference
  * in `uws_linux_<arch>_<abi>.node` is pointed at the C99 function of the same name (its name is the

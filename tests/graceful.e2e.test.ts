@@ -91,7 +91,7 @@ describe('services stop cleanly on SIGTERM', () => {
     expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
     expect([...statuses.keys()].filter((s) => s !== 200 && s !== 503)).toEqual([]);
     // After the close: refused, or reset when a request raced the closing of an idle keep-alive
-    // connection (never read by the server; docs/decisions.md "Graceful operations and drills").
+    // connection (never read by the server; docs/decisions/readiness/0004-graceful-stop.md).
     const connectionLevel = ['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE'];
     expect([...errors.keys()].filter((c) => !connectionLevel.includes(c))).toEqual([]);
     console.info(

@@ -1,5 +1,5 @@
 /**
- * What a newcomer sees of `npm start` on a fresh machine (docs/decisions.md "Development start"):
+ * What a newcomer sees of `npm start` on a fresh machine (docs/decisions/runtime/0011-development-start.md):
  * scripts/start.sh against a broker that has just started (a private one, tests/support/private-infra.ts:
  * no consumer-offsets topic yet, so every consumer group forms from nothing) prints no line at pino's
  * error level or above, no kafkajs warning about the idempotent producers' retries and no gateway

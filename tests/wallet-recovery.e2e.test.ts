@@ -1,6 +1,5 @@
 /**
- * A player's win after a short outage of the operator's win path (docs/decisions.md "Retries for a
- * day", retries pulled forward), as it was found: the whole platform as real processes
+ * A player's win after a short outage of the operator's win path (docs/decisions/retries/0002-retries-pulled-forward.md, retries pulled forward), as it was found: the whole platform as real processes
  * (tests/browser/stack.ts with `wallet: true`), players on the real path, the operator sandbox
  * answering 500 on its win path (PUT /_sandbox/faults, kind `win`: wins and zero-amount round
  * closes) while bets keep succeeding, then recovering. The wins and closes that failed their first

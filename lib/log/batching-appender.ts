@@ -8,7 +8,7 @@
  * A record may carry a deadline: one still queued when it passes is refused, never sent. A
  * failover holds an append for seconds (acks: all waits until the dead leader is fenced), and the
  * records queued behind it would otherwise reach the log long after the moment they were meant for
- * (a bet after its round's close; docs/decisions.md "Clients made for a cluster").
+ * (a bet after its round's close; docs/decisions/rounds-and-fairness/0004-bets-only-in-the-betting-window.md).
  */
 import type { Producer, RecordMetadata } from 'kafkajs';
 import { AppendDeadlineError } from '../errors.ts';

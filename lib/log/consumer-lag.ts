@@ -28,8 +28,7 @@
  *
  * the committed offset read from the broker at every refresh (and moved by `committed()` after a
  * commit of its own): what kafka-consumer-groups.sh and every outside tool see. When commits fail
- * it parts from `kafka_consumer_lag`, so the two never disagree silently (docs/decisions.md
- * "Clients made for a cluster").
+ * it parts from `kafka_consumer_lag`, so the two never disagree silently (docs/decisions/readiness/0001-one-lag-gauge-for-every-consumer.md).
  */
 import type { Admin, Consumer, Kafka } from 'kafkajs';
 import { Counter, Gauge, type Registry } from 'prom-client';

@@ -68,8 +68,7 @@ export function kafkaLogLevel(level: number, error: unknown, starting: boolean):
  *   client's own connection retries (`retries` of createKafka) are spent, since kafkajs does not
  *   retry that error (KafkaJSNumberOfRetriesExceeded; the send rejects with a
  *   KafkaJSNonRetriableError). An error kafkajs retries that persists on a live broker (a topic
- *   that does not exist) is retried until it clears, logged at error each time (docs/decisions.md
- *   "Development start").
+ *   that does not exist) is retried until it clears, logged at error each time (docs/decisions/runtime/0004-kafka-client-kafkajs.md).
  * - every consumer and producer counts as starting (`starting`) until it has joined its group once,
  *   or finished connecting (an idempotent producer: got its producer id), or disconnected or
  *   stopped (kafkajs stops a consumer that crashed for good).

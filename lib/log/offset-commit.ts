@@ -1,6 +1,5 @@
 /**
- * Offset commits of a consumer group that survive a coordinator move (docs/decisions.md "Clients
- * made for a cluster"). On a cluster the group's coordinator is the leader of its
+ * Offset commits of a consumer group that survive a coordinator move (docs/decisions/log-and-topics/0010-offset-commits-find-the-coordinator.md). On a cluster the group's coordinator is the leader of its
  * `__consumer_offsets` partition; when that broker dies or a restart moves leadership, a commit is
  * answered NOT_COORDINATOR (16), COORDINATOR_NOT_AVAILABLE (15) or COORDINATOR_LOAD_IN_PROGRESS (14).
  * kafkajs (patched, patches/kafkajs+2.2.4.patch) then looks the coordinator up again before its next

@@ -4,7 +4,7 @@
  * (RoundOpened, BettingClosed; cash-out decisions are never streamed). Subscribers that did not ask
  * never see them.
  *
- * JSON form (decided here; docs/decisions.md "Lifecycle messages"), times as ISO 8601 in UTC like
+ * JSON form (decided here; docs/decisions/streams-and-resume/0007-lifecycle-messages.md), times as ISO 8601 in UTC like
  * the stream form's `finished_at`, plus `timestamp`, the append time in Unix ms, as on rounds:
  *
  *   {"event":"round-opened","game_slug","game_id","round_id","betting_opens_at","betting_closes_at",

@@ -15,7 +15,7 @@
  * Settlement only cancels: a cancelled bet that was (or later turns out to be) debited gets its one
  * RollbackRequested (tx_id + 2) from the bet's process manager (rules/wallet/process.ts), the one
  * owner of that decision, which reads the cancellation and the debit's confirmation in their log
- * order (docs/decisions.md "Clients made for a cluster"). A rejected bet is never settled.
+ * order (docs/decisions/rounds-and-fairness/0004-bets-only-in-the-betting-window.md). A rejected bet is never settled.
  */
 
 import { winTxId } from '../money/money.ts';

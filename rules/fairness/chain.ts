@@ -1,5 +1,5 @@
 /**
- * Provably fair hash chains (docs/decisions.md "Provably fair rounds"; the scheme public crash
+ * Provably fair hash chains (docs/decisions/rounds-and-fairness/0001-hash-chain-per-game-and-epoch.md; the scheme public crash
  * games use). Pure: no clock, no I/O.
  *
  * Per game and epoch: h_N = HMAC-SHA256(key = server seed, msg = "chain:<slug>:<epoch>") and

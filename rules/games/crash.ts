@@ -11,7 +11,7 @@ import { TWO_POW_52, uniform52 } from './random.ts';
 export const CRASH_HOUSE_EDGE = 0.01;
 /**
  * Betting window, ms at speed 1: it opens as the previous flight busts, so it also shows the last
- * result (crash games typically take bets for 5 to 10 s between flights; docs/decisions.md).
+ * result (crash games typically take bets for 5 to 10 s between flights; docs/decisions/rounds-and-fairness/0003-round-lifecycle.md).
  */
 export const CRASH_BETTING_MS = 7000;
 /** Growth rate of the multiplier per ms of flight: m(t) = e^(0.00006 t) (docs/architecture.md "Round lifecycle"). */

@@ -11,8 +11,7 @@
  *
  * Amounts inside the platform are integers in minor units (0 … 2^53 − 1); on the wire they are
  * decimal strings with exactly the exponent's digits ("12.50" USD, "1250" JPY, "1.250" KWD,
- * "0.00000001" BTC), or, for an operator configured so, JSON numbers (docs/decisions.md
- * "Issue 12" → "Money").
+ * "0.00000001" BTC), or, for an operator configured so, JSON numbers (docs/decisions/money/0007-amounts-on-the-wire.md).
  */
 import { currencies as isoCurrencies, publishDate } from 'fresh-currency-codes';
 import { MoneyError } from '../errors.ts';

@@ -42,7 +42,7 @@ const S = 1000;
 const MIN = 60 * S;
 const H = 60 * MIN;
 
-/** The published default (module comment; docs/decisions.md "Issue 12 / Retries"). */
+/** The published default (module comment; docs/decisions/retries/0001-retries-for-a-day.md). */
 export const DEFAULT_RETRY_SCHEDULE: RetrySchedule = Object.freeze({
   delaysMs: Object.freeze([5 * S, 5 * MIN, 30 * MIN, 2 * H, 5 * H, 10 * H, 10 * H]),
   jitter: 0.1,

@@ -2,7 +2,7 @@
  * Which RoundFinished records of the `rounds` topic a reader uses: one rule for every reader (the
  * projector, the edges, settlement, the lifecycle phases), so whatever already sits on the topic (an
  * older producer's record, a bad one) is refused the same way everywhere and never makes a reader
- * freeze or skip the rounds after it (docs/decisions.md "Rounds topic: admission of a record").
+ * freeze or skip the rounds after it (docs/decisions/log-and-topics/0009-admission-of-a-rounds-record.md).
  *
  * Time: a round's `finished_at` is compared with its record's log append time (the topic uses
  * LogAppendTime, so every reader sees the same value), never with a clock. A round finishes before

@@ -10,7 +10,7 @@ import { type GameSlug, gameBySlug } from '../games/catalog.ts';
 import { rulesOf } from '../games/index.ts';
 import type { RoundFinished } from './round.ts';
 
-/** round_id = game_id * ROUND_ID_BASE + sequence (docs/decisions.md "Round ids"). */
+/** round_id = game_id * ROUND_ID_BASE + sequence (docs/decisions/log-and-topics/0004-round-ids.md). */
 export const ROUND_ID_BASE = 1_000_000_000_000;
 
 /** What the engine must know about one game to produce its next round. */

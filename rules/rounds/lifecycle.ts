@@ -133,7 +133,7 @@ export type Phase =
  * ends the open round only when it is that round's; while a round is open, one of another id (a
  * record another producer appended) changes nothing, and after a finish it moves the phase only
  * forward. So a RoundFinished with an id ahead of the engine's never hides the engine's next
- * RoundOpened (docs/decisions.md "Rounds topic: admission of a record"). The caller refuses
+ * RoundOpened (docs/decisions/log-and-topics/0009-admission-of-a-rounds-record.md). The caller refuses
  * records the admission rule refuses (rules/rounds/admission.ts) before folding.
  */
 export function evolvePhase(current: Phase | undefined, e: RoundEvent): Phase | undefined {

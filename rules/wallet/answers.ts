@@ -1,6 +1,5 @@
 /**
- * The table of operator answers (docs/architecture.md "Money rules"; docs/decisions.md
- * "Issue 12 / Answer table"), pure: how one HTTP answer to a callback counts, per operator preset.
+ * The table of operator answers (docs/architecture.md "Money rules"; docs/decisions/wallet-answers/0001-answer-table.md), pure: how one HTTP answer to a callback counts, per operator preset.
  * No I/O, no clock.
  *
  * Classes of an answer:

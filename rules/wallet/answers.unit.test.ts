@@ -1,5 +1,5 @@
 /**
- * The table of operator answers (docs/decisions.md "Issue 12 / Answer table"), row by row, under
+ * The table of operator answers (docs/decisions/wallet-answers/0001-answer-table.md), row by row, under
  * each preset.
  */
 import { describe, expect, it } from 'vitest';

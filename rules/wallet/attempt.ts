@@ -87,7 +87,7 @@ export function failedEvent(
  * The result of attempt number `attempts` (1-based) of `job`, answered `answer` at `at` (Unix ms).
  * @param random in [0, 1), for the retry's jitter.
  * @param step the failed attempts the retry schedule counts (1-based; default `attempts`). A
- *   callback pulled forward when its operator was back (docs/decisions.md "Retries for a day") had
+ *   callback pulled forward when its operator was back (docs/decisions/retries/0002-retries-pulled-forward.md) had
  *   one extra attempt that is not a step: `attempts − 1`, so a failure after it waits the step it
  *   was waiting for, and the schedule keeps its full length before parking.
  * @throws RangeError when `step` is not an integer ≥ 1 and the answer is a failure to retry.

@@ -10,7 +10,7 @@
  * Register Earnings", so no linked_tx_id. Register Bet is POST on bet_path in both forms; a free
  * bet is registered with it as a bet that moves no money (amount 0, mode "free", `free_bet_id`). Amounts are decimal strings in the currency's precision (1250 minor USD → "12.50", 1250
  * JPY → "1250"), or JSON numbers for an operator whose `amountFormat` is `number`
- * (docs/contract.md "Operator callbacks" types `amount` as a number; docs/decisions.md "Issue 12 / Money").
+ * (docs/contract.md "Operator callbacks" types `amount` as a number; docs/decisions/money/0007-amounts-on-the-wire.md).
  *
  * A lost bet's round close (per operator `round_close`): `zero-win` sends the
  * form's win (form A Register Win, form B Register Earnings) with amount 0 and the win's tx id
@@ -54,7 +54,7 @@ export interface OperatorConfig {
   readonly amountFormat: AmountFormat;
 }
 
-/** How lost bets close their round at the operator; `zero-win` by default (docs/decisions.md). */
+/** How lost bets close their round at the operator; `zero-win` by default (docs/decisions/wallet-answers/0003-closing-the-round-of-a-lost-bet.md). */
 export type RoundClose = 'zero-win' | 'round-end' | 'none';
 export const ROUND_CLOSE_MODES: readonly RoundClose[] = ['zero-win', 'round-end', 'none'];
 

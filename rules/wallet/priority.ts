@@ -7,7 +7,7 @@
  * of them. Nothing is dropped: a close waits only while a callback of a higher priority waits for
  * the same operator.
  *
- * Measured (docs/decisions.md, "Who goes first to the operator"): putting debits above wins made
+ * Measured (docs/decisions/money/0003-who-goes-first-to-the-operator.md): putting debits above wins made
  * the last wins of a round wait behind the next round's debits (round end → win p99 up by a
  * fifth), so debits and payouts share one priority.
  */

@@ -186,7 +186,7 @@ export function decide(s: BetProcess | undefined, e: WalletEvent, at: number): D
     case 'BetRejected': {
       // Settlement cancels a bet (ROUND_CLOSED, INVALID_BET) and leaves its rollback to the
       // process, the one owner of every RollbackRequested: two deciders reading the same events
-      // would each append one (docs/decisions.md "Clients made for a cluster"). Its own
+      // would each append one (docs/decisions/money/0001-process-manager-per-bet.md). Its own
       // BetRejected, read back, finds the bet already rejected.
       if (s.outcome !== 'open' || s.debit !== 'confirmed' || s.rollback !== 'none') return NOTHING;
       if (rollbackForbidden(s)) return NOTHING;

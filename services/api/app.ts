@@ -5,7 +5,7 @@
  * - /api/* scope: the per-IP rate limit (docs/contract.md "Limits": 100 a minute) and the rounds routes.
  * - the session API of issue 5 (access/routes.ts: /admin/operators, /games*, /sessions/*, /play/*)
  *   when `auth` is given, with RFC 7807 problem JSON errors.
- *   Static pages, /health, /ready, /metrics and /openapi.json are outside it (docs/decisions.md).
+ *   Static pages, /health, /ready, /metrics and /openapi.json are outside it (docs/decisions/access/0005-rate-limits-across-api-nodes.md).
  */
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';

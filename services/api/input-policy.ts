@@ -6,7 +6,7 @@
  *    or query, keys included, that holds U+0000 (Postgres refuses it in text) or a lone surrogate
  *    (`"\ud800"`: not encodable as UTF-8) is refused by an app-wide preValidation hook.
  * 2. A documented maximum length per field: every string of a request schema has `maxLength` (the
- *    helpers below), listed in docs/decisions.md "Issue 13".
+ *    helpers below), listed in docs/decisions/access/0009-one-input-policy.md.
  * 3. Strict types: no coercion (`"12"` is not a number, `12` is not a string, `["a"]` is not "a").
  * 4. Unknown fields: refused everywhere (400 naming them); every body schema is closed
  *    (`additionalProperties: false`, zod `.strict()`) and nothing is silently dropped. Unknown

@@ -1,5 +1,5 @@
 /**
- * Rate limits across API nodes (docs/decisions.md "Rate limits across API nodes"):
+ * Rate limits across API nodes (docs/decisions/access/0005-rate-limits-across-api-nodes.md):
  * two API instances in this process on a real Postgres and a real Redis. With RATE_LIMIT_REDIS_URL
  * they spend one budget; without it each has its own (the documented per-process behaviour). With
  * Redis unreachable, at start or during a run, requests are answered (fail open) and the outage is

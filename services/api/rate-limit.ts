@@ -3,7 +3,7 @@
  * a credential was accepted (the key's `rate_limit` per window), else per client IP
  * (RATE_LIMIT_MAX), with the seed's X-Ratelimit-* headers and 429 body.
  *
- * Where the counters live (docs/decisions.md "Rate limits across API nodes"):
+ * Where the counters live (docs/decisions/access/0005-rate-limits-across-api-nodes.md):
  * - RATE_LIMIT_REDIS_URL empty: in this process. N API nodes behind a balancer allow up to N × a limit.
  * - RATE_LIMIT_REDIS_URL set: in that Redis (the plugin's `redis` store: one atomic Lua INCR+PEXPIRE
  *   per request, keys `<TOPIC_NAMESPACE>rate-limit:<key id or IP>`), so every node spends one budget.

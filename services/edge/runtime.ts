@@ -8,6 +8,6 @@
  * resident memory grew 3.3 KiB per connection at 10k while its live JS heap grew 0.4 KiB. Capped at
  * 4 MB per semi-space: 1.20 KiB per connection at 10k and 1.36 at 1k (issue 14 target ≤ 2 KiB), at
  * 0.99× the deliveries per CPU-second (`npm run bench -- peers --servers edge,edge-s1,edge-s4`,
- * 2026-11-25, docs/decisions.md).
+ * 2026-11-25, docs/decisions/runtime/0013-edge-young-generation-cap.md).
  */
 export const EDGE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4'];

@@ -1,7 +1,7 @@
 /**
  * The gateway's own operations endpoints, on a listener of their own (GATEWAY_OPS_PORT): on the
  * proxy port every path but `/health` belongs to an upstream (`/metrics` and `/ready` there are
- * the API's), as a reverse proxy's admin port is kept apart from its traffic (docs/decisions.md).
+ * the API's), as a reverse proxy's admin port is kept apart from its traffic (docs/decisions/readiness/0003-ops-ports-and-health.md).
  *
  * - /health: the process runs.
  * - /ready: 200 when the proxy listens and the API upstream, which serves the pages and every path

@@ -1,6 +1,6 @@
 /**
  * Reading the `rounds` topic from its end backwards: how the engine recovers each game's
- * position at start (the log is the source of truth, docs/decisions.md) and after a failed
+ * position at start (the log is the source of truth, docs/decisions/log-and-topics/0001-log-is-the-source-of-truth.md) and after a failed
  * send, and how the verify CLI finds a round by id.
  */
 import type { Kafka } from 'kafkajs';

@@ -1,5 +1,5 @@
 /**
- * The server seed every hash chain derives from (docs/decisions.md "Provably fair rounds"):
+ * The server seed every hash chain derives from (docs/decisions/rounds-and-fairness/0001-hash-chain-per-game-and-epoch.md):
  * ROUND_SERVER_SEED when set, else a 32-byte random seed created once in ROUND_SEED_FILE (mode
  * 0600, directory 0700) and reused on every later start, so the published commitments stay valid
  * across restarts. The seed is never logged.

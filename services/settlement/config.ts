@@ -3,8 +3,7 @@
  *
  * Its own settings: SETTLEMENT_HTTP_PORT, the /health, /ready, /metrics listener on API_HOST (8092;
  * 0 = any); SETTLEMENT_GROUP, the consumer group on wallet-transactions (settlement): every instance
- * started with the same group shares its partitions, any number of instances (docs/decisions.md
- * "Issue 12", "Settlement scale-out"). Each instance also reads every partition of rounds in a group
+ * started with the same group shares its partitions, any number of instances (docs/decisions/money/0005-settlement-scale-out.md). Each instance also reads every partition of rounds in a group
  * of its own, `<SETTLEMENT_GROUP>-rounds-<uuid>`, which commits nothing (no setting).
  * Shared: KAFKA_*, TOPIC_*, DATABASE_*, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, API_HOST (lib/config/shared.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * Errors of settlement's fenced writes (docs/decisions.md "Issue 12", "Settlement scale-out"), on
+ * Errors of settlement's fenced writes (docs/decisions/money/0005-settlement-scale-out.md), on
  * the project's base error. Both are retryable: the write is computed again from fresh state.
  */
 import { AppError } from '../../lib/errors.ts';

@@ -1,6 +1,5 @@
 /**
- * What a settlement instance does when the wallet partitions it settles change (docs/decisions.md
- * "Issue 12", "Settlement scale-out"): claim the partitions of the new assignment, append what
+ * What a settlement instance does when the wallet partitions it settles change (docs/decisions/money/0005-settlement-scale-out.md): claim the partitions of the new assignment, append what
  * their previous owner committed but did not append (recovery.ts), and settle their open bets whose
  * round is already stored: a round read while the partition was moving, by an instance that did
  * not own the partition then, settles nothing of it, so the new owner looks for such bets itself.

@@ -1,7 +1,6 @@
 /**
  * Which wallet-transactions partitions this settlement instance settles, and the fence that keeps a
- * stale owner from deciding or appending for them (docs/decisions.md "Issue 12", "Settlement
- * scale-out"; migration 009).
+ * stale owner from deciding or appending for them (docs/decisions/money/0005-settlement-scale-out.md; migration 009).
  *
  * The consumer group hands out the wallet partitions. On each assignment the instance claims its
  * partitions in `settlement_partitions`: a claim raises each partition's epoch, and its UPDATE

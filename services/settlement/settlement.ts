@@ -3,7 +3,7 @@
  * `wallet-transactions` with RoundFinished on `rounds` and appends BetSettled, or
  * BetRejected{ROUND_CLOSED} (the rollback of a debited one is the bet's process manager's,
  * rules/wallet/process.ts). Any number of instances run side
- * by side (docs/decisions.md "Issue 12", "Settlement scale-out"):
+ * by side (docs/decisions/money/0005-settlement-scale-out.md):
  *
  * - wallet-transactions is shared through the consumer group SETTLEMENT_GROUP (`settlement`): each
  *   instance settles only the bets of the wallet partitions it has, and claims them in Postgres on

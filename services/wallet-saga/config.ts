@@ -22,7 +22,7 @@
  *   doubled after each failed probe up to WALLET_SAGA_BREAKER_MAX_COOLDOWN_MS (60000 ms).
  * - WALLET_SAGA_PULL_FORWARD: when a path of an operator that was failing answers again (or its
  *   breaker closes), its wins, rollbacks and round closes waiting for a later retry are made due
- *   at once (true); false keeps the plain retry schedule (docs/decisions.md "Retries for a day").
+ *   at once (true); false keeps the plain retry schedule (docs/decisions/retries/0002-retries-pulled-forward.md).
  * Shared: CRYPTO_CURRENCIES (the amounts' precisions), KAFKA_*, TOPIC_*, DATABASE_*, LOG_LEVEL,
  * SHUTDOWN_TIMEOUT_MS, API_HOST.
  */

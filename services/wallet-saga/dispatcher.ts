@@ -27,7 +27,7 @@
  * retries were pulled forward, and every `pollMs` (retries that came due, other instances'
  * callbacks, leases that ran out).
  *
- * Pulling forward (docs/decisions.md "Retries for a day"): when a path of an operator that was
+ * Pulling forward (docs/decisions/retries/0002-retries-pulled-forward.md): when a path of an operator that was
  * failing answers again (recovery.ts), or its breaker closes (`pullForward`, called by the prober),
  * the operator's wins, rollbacks and round closes waiting for a later retry are made due now by one
  * statement (store.ts `pullForward`) and then leased and sent like any due callback: the send

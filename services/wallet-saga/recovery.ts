@@ -1,5 +1,5 @@
 /**
- * When an operator is back (docs/decisions.md "Retries for a day", retries pulled forward): this
+ * When an operator is back (docs/decisions/retries/0002-retries-pulled-forward.md, retries pulled forward): this
  * instance's memory, per operator and per request path (bet, win, rollback, round-end path), of the
  * send time of the last attempt answered `failed` there. An attempt sent after it on the same path
  * and answered anything but `failed` is a recovery, and the dispatcher then pulls the operator's

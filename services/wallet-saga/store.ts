@@ -338,8 +338,7 @@ export const leaseKey = (l: Lease): string => `${l.txId}:${l.attempts}`;
 
 /**
  * Makes `operatorId`'s wins, rollbacks and round closes that wait for a later retry due at `now`
- * (Unix ms), in one statement: the operator was seen to answer again (docs/decisions.md "Retries
- * for a day", retries pulled forward). Only `due` rows with at least one attempt and a later
+ * (Unix ms), in one statement: the operator was seen to answer again (docs/decisions/retries/0002-retries-pulled-forward.md, retries pulled forward). Only `due` rows with at least one attempt and a later
  * `next_attempt_at` that were never pulled forward are changed, and only their due time (and the
  * mark, `pulled_forward_at`): parked, leased, done and never-tried callbacks and bets are left as
  * they are, so leasing and its fencing decide who sends each, as for any due callback. Running it

@@ -3,8 +3,7 @@
  * confirmed, with the wallet saga and settlement both running on the real broker and Postgres (the
  * drill's tx 658 of bet 656: the debit's confirmation came after settlement's BetRejected, and the
  * saga and settlement each appended a RollbackRequested). The bet's process manager
- * (rules/wallet/process.ts) is the one owner of that decision (docs/decisions.md "Clients made for
- * a cluster"). Bets are late by the rule of rounds without lifecycle records: placed at or after
+ * (rules/wallet/process.ts) is the one owner of that decision (docs/decisions/money/0001-process-manager-per-bet.md). Bets are late by the rule of rounds without lifecycle records: placed at or after
  * their round's finished_at.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,5 @@
 /**
- * A player's win after a short outage of the operator's win path, as it was found (docs/decisions.md
- * "Retries for a day", retries pulled forward): the operator sandbox (services/operator-sandbox,
+ * A player's win after a short outage of the operator's win path, as it was found (docs/decisions/retries/0002-retries-pulled-forward.md, retries pulled forward): the operator sandbox (services/operator-sandbox,
  * listening on a socket, its own ledger schema) answers 500 on its win path (PUT /_sandbox/faults,
  * kind `win`: wins and zero-amount round closes) while its bet path keeps answering; the real saga,
  * broker and Postgres (tests/support/wallet-saga.ts). The wins and closes that failed their first

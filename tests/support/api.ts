@@ -55,7 +55,7 @@ export async function startTestApi(
 
 export interface RoundFixture {
   readonly game: GameSlug;
-  /** Sequence within the game; round_id = game_id × 10^12 + seq (docs/decisions.md). */
+  /** Sequence within the game; round_id = game_id × 10^12 + seq (docs/decisions/log-and-topics/0004-round-ids.md). */
   readonly seq: number;
   /** Unix ms. */
   readonly finishedAt: number;

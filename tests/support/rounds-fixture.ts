@@ -11,7 +11,7 @@ import { extrasOf, type RoundFinished, type RoundResult, roundValue } from '../.
 export const T0 = Date.UTC(2025, 0, 1);
 
 /**
- * A round of `game` with sequence `seq` (round_id = game_id × 10^12 + seq, docs/decisions.md).
+ * A round of `game` with sequence `seq` (round_id = game_id × 10^12 + seq, docs/decisions/log-and-topics/0004-round-ids.md).
  * `value`: crash point or slot multiplier ("2.50"), double colour, wall-street trend.
  */
 export function mkRound(game: GameSlug, seq: number, value: string): RoundFinished {

@@ -3,7 +3,7 @@
 -- game access sessions, operators, free bets and the wallet read models.
 --
 -- Write side (the api writes these directly, because each holds an atomic check that a log cannot
--- give; the resulting events still go to the log, docs/decisions.md):
+-- give; the resulting events still go to the log, docs/decisions/rest-api/0005-session-api.md):
 --   operators        admin-managed registry: bearer credential hash, callback configuration,
 --                    signing secret (Standard Webhooks whsec_), timeout and retry policy.
 --   access_sessions  one row per POST /games/request-access; the game URL's one-time launch code is

@@ -1,7 +1,7 @@
 -- Owner: settlement_bets, settlement_rounds, settlement_outbox  services/settlement
 -- durable state of the settlement processor (services/settlement), written in the same
 -- statement as its checkpoints in projection_checkpoints (projection 'settlement'), so a SIGKILL and
--- restart re-processes records without settling a bet twice (docs/decisions.md "Issue 5").
+-- restart re-processes records without settling a bet twice (docs/decisions/money/0004-settlement-durable-state.md).
 --   settlement_bets    one row per bet tx_id: the BetPlaced value and the decide/evolve state
 --                      (rules/bets/settle.ts) as JSON; status placed|counted are the open bets.
 --   settlement_rounds  recent finished rounds per game (pruned by finished_at), so a bet consumed after

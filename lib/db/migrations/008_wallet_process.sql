@@ -1,7 +1,7 @@
 -- Owners: wallet_bets, wallet_callbacks, wallet_outbox, operator_breakers  services/wallet-saga
 --         operators (columns answer_table, round_close, round_end_path)    services/api
 -- the wallet saga as a per-bet process manager (rules/wallet/process.ts) with durable
--- callbacks (docs/decisions.md "Issue 12").
+-- callbacks (docs/decisions/money/0002-durable-callbacks-leases-and-fencing.md).
 --   wallet_bets        one row per real-money bet: the process state (jsonb), written by the saga's
 --                      wallet-transactions consumer in the same statement as its checkpoint
 --                      (projection 'wallet-saga' in projection_checkpoints).

@@ -1,6 +1,6 @@
 -- Owner: settlement_partitions; columns settlement_bets.wallet_partition, settlement_bets.version, settlement_outbox.wallet_partition  services/settlement
 -- settlement as any number of instances. Each instance settles only the bets of the
--- wallet-transactions partitions its consumer group gave it (docs/decisions.md "Issue 12",
+-- wallet-transactions partitions its consumer group gave it (docs/decisions/money/0005-settlement-scale-out.md,
 -- "Settlement scale-out"):
 --   settlement_bets.wallet_partition    the wallet-transactions partition of the bet's records (null
 --                                       only for rows from before this migration: filled in at start

@@ -1,7 +1,7 @@
 /**
  * POST /play/bets (issue 11 item 4): checks a player's bet and appends BetPlaced to
  * `wallet-transactions` (key `operator_id:user_id`); the wallet-saga and settlement take it from
- * there. Rules (docs/decisions.md "Issue 5", "Issue 11"):
+ * there. Rules (docs/decisions/rest-api/0007-bets-through-the-session-api.md):
  * - a bet goes only on the round of the session's game whose betting window is open, as read from
  *   the `rounds` log (lib/log/round-phases.ts: RoundOpened seen, BettingClosed not yet) and before
  *   its announced close by the API's clock; otherwise 409 BETTING_CLOSED with the next round's
@@ -18,8 +18,7 @@
  * If the append fails, the grant, the counter and a demo debit are given back; the sequence value
  * is skipped.
  *
- * 202 only for a bet on the log before its round's close (docs/decisions.md "Clients made for a
- * cluster"): a record still queued at the announced close is not sent (409 BETTING_CLOSED, all
+ * 202 only for a bet on the log before its round's close (docs/decisions/rounds-and-fairness/0004-bets-only-in-the-betting-window.md): a record still queued at the announced close is not sent (409 BETTING_CLOSED, all
  * given back); one the broker appended at or after the round's BettingClosed (the announced close
  * when that record is not read within LATE_APPEND_CLOSE_WAIT_MS) is answered 409 BETTING_CLOSED
  * with its `tx_id`, since settlement cancels it, which gives its stake back (it stays in play_bets,

@@ -14,7 +14,7 @@ import type { RetryPolicy } from '../../../rules/retry/schedule.ts';
 import type { RoundClose } from '../../../rules/wallet/bodies.ts';
 import { AuthError } from '../errors.ts';
 
-/** How long an opened player session lasts (docs/decisions.md "Issue 5"), ms. */
+/** How long an opened player session lasts (docs/decisions/rest-api/0005-session-api.md), ms. */
 export const PLAY_TTL_MS = 12 * 3600 * 1000;
 
 /** An operator row as stored in `operators` (signing secret included: the caller must not leak it). */

@@ -2,7 +2,7 @@
  * Input rules of the session API, as zod schemas. They validate in the handlers (the
  * app's shared ajv coerces types, so `"12"` would pass as a number; here a wrong type is a 400)
  * and, converted with `z.toJSONSchema`, describe the routes in /openapi.json.
- * Defaults and bounds the seed leaves open are in docs/decisions.md "Issue 5".
+ * Defaults and bounds the seed leaves open are in docs/decisions/rest-api/0005-session-api.md.
  */
 import { z } from 'zod';
 import { currencyTable } from '../../../rules/money/currencies.ts';
@@ -12,7 +12,7 @@ import { ROUND_CLOSE_MODES } from '../../../rules/wallet/bodies.ts';
 import { InvalidInputError } from '../errors.ts';
 import { HTTP_BASE_URL_PATTERN, HTTP_URL_PATTERN, TEXT_RE } from '../input-policy.ts';
 
-/** expires_in_minutes bounds and default (docs/decisions.md "Issue 5"). */
+/** expires_in_minutes bounds and default (docs/decisions/rest-api/0005-session-api.md). */
 export const EXPIRES_IN_MINUTES = { min: 1, max: 1440, default: 30 } as const;
 /** Longest `lang` (a BCP 47 tag; RFC 5646 §4.4.1 asks implementations to support at least 35). */
 export const LANG_MAX = 35;
@@ -144,7 +144,7 @@ export const createOperatorBody = z
     balance_path: path.default('/wallet/balance'),
     rollback_path: path.default('/wallet/rollback'),
     timeout_ms: timeoutMs.default(10_000),
-    // The saga's published schedule (rules/retry/schedule.ts, docs/decisions.md "Issue 12").
+    // The saga's published schedule (rules/retry/schedule.ts, docs/decisions/retries/0001-retries-for-a-day.md).
     retry_policy: retryPolicy.default({
       ...DEFAULT_RETRY_SCHEDULE,
       delaysMs: [...DEFAULT_RETRY_SCHEDULE.delaysMs],

@@ -3,7 +3,7 @@
  * page's countdown and live crash flight. The flight is drawn from its start (BettingClosed.at) and
  * the public formula m(t) = e^(0.00006 · speed · ms) (rules/games/crash.ts), not from server ticks:
  * the page needs no message per frame, every viewer sees the same curve, and nothing about the point
- * is sent before the round ends (docs/decisions.md "Issue 11"). `server_time` lets the page correct
+ * is sent before the round ends (docs/decisions/rounds-and-fairness/0003-round-lifecycle.md). `server_time` lets the page correct
  * its clock. Also the player's bets on that round and their cash-outs, so a reload keeps the button.
  */
 import type { FastifyInstance } from 'fastify';

@@ -170,7 +170,7 @@ export function authRoutes(deps: AuthRouteDeps): FastifyPluginAsync {
     await table.waitFor(await appendKeyEvent(producer, config, event));
   };
   // Revokes and deletes run one at a time in this process, so two concurrent requests cannot each
-  // see the other's admin key still active and together remove the last two (docs/decisions.md).
+  // see the other's admin key still active and together remove the last two (docs/decisions/access/0006-first-admin-key-and-no-lock-out.md).
   let removals: Promise<unknown> = Promise.resolve();
   const oneAtATime = <T>(f: () => Promise<T>): Promise<T> => {
     const run = removals.then(f, f);

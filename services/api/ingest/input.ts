@@ -3,7 +3,7 @@
  * (rules/rounds/publishing.ts). Rules per game follow docs/threat-model.md and the schema docs of
  * schemas/RoundFinished.v1.avsc: crash point and slot multiplier are decimal strings with two
  * decimals ≥ 1.00; double number 0..14 with 0 white, 1..7 red, 8..14 black; wall-street up/down.
- * round_id = game_id × 10^12 + sequence (docs/decisions.md), so ids stay unique across games.
+ * round_id = game_id × 10^12 + sequence (docs/decisions/log-and-topics/0004-round-ids.md), so ids stay unique across games.
  * Pure: the body comes in as parsed JSON.
  */
 import { gameBySlug } from '../../../rules/games/catalog.ts';

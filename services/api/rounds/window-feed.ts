@@ -10,8 +10,7 @@
  * The cursor is the commit order (the rows' log append time), not the window's head: a row whose
  * `finished_at` lies in the future (a record an older producer appended) sorts first for as long
  * as it does in Postgres, and every row committed after it still reaches the window; so does a row
- * finished before the head (any finish-time order). docs/decisions.md "Rounds topic: admission of
- * a record".
+ * finished before the head (any finish-time order). docs/decisions/log-and-topics/0009-admission-of-a-rounds-record.md.
  *
  * Cold until the first load succeeds (requests go to Postgres meanwhile); after that it stays warm
  * while its refreshes succeed, and turns cold when none has succeeded for `staleMs` (a database

@@ -2,7 +2,7 @@
  * Rebuild of one read model from the log with no downtime: replay its topic from
  * the first offset into shadow tables, follow the live projector until close behind it, check the
  * shadow against the live tables at one offset, swap them in one transaction, and compare again
- * row by row as of the swap. Steps and their reasons: docs/decisions.md "Issue 6 / Rebuild".
+ * row by row as of the swap. Steps and their reasons: docs/decisions/projector/0005-rebuild-shadow-schema-following-the-live-checkpoints.md.
  *
  * The rebuild follows the live projector's checkpoints, not the topic's end: it reproduces the
  * live model at the live position, so the live projector continues after the swap from the

@@ -2,8 +2,7 @@
  * The locked step of a rebuild: one transaction that stops the live projector of the model,
  * brings the shadow to exactly the live checkpoints, opens a REPEATABLE READ snapshot that sees
  * both sides at those offsets, and (mode `swap`) moves the live tables out and the shadow tables
- * in, with the checkpoints, before committing. Design and reasons: docs/decisions.md "Issue 6 /
- * Rebuild".
+ * in, with the checkpoints, before committing. Design and reasons: docs/decisions/projector/0005-rebuild-shadow-schema-following-the-live-checkpoints.md.
  *
  * - `check` locks the live tables IN EXCLUSIVE MODE: reads go on, the projector's write (every
  *   one of its statements writes these tables) waits. Nothing is changed; the snapshot is for the

@@ -71,7 +71,7 @@ describe('gRPC transport in the edge (real broker)', () => {
     expect(JSON.parse(got[0]?.extras ?? '')).toEqual({
       point: first?.game === 'crash' ? first.point : 'none',
     });
-    // timestamp is the log append time (docs/decisions.md), so now − timestamp is the latency.
+    // timestamp is the log append time (docs/decisions/log-and-topics/0005-append-time-is-the-clock.md), so now − timestamp is the latency.
     expect(Math.abs((got[0]?.timestamp ?? 0) - appendedAt)).toBeLessThan(5_000);
     const m = await mult.waitFor(3);
     expect(m.map((x) => [x.game_slug, x.game_type])).toEqual([

@@ -2,7 +2,7 @@
  * Loads uWebSockets.js (docs/architecture.md "Runtime pieces"): the official build republished on npm as
  * `@btc-vision/uwebsockets.js` (package.json pins it under the name `uWebSockets.js`), native binaries
  * for Node 20/22/24/25 and no pure-JS fallback. On a glibc older than 2.38 (Debian 12) the binaries
- * load once `npm install` has run scripts/uws-glibc.ts (docs/decisions.md).
+ * load once `npm install` has run scripts/uws-glibc.ts (docs/decisions/runtime/0002-uwebsockets-on-node-24-and-glibc.md).
  */
 
 import type * as Uws from 'uWebSockets.js';
