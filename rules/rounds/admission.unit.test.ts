@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { sampleRound } from '../../tests/support/projector.ts';
 import { admitByTime, FUTURE_SKEW_MS, PAST_LIMIT_MS, RoundLedger } from './admission.ts';
+import { sampleRound } from './samples.ts';
 
 const AT = Date.UTC(2026, 10, 28, 12);
 const slot = (seq: number, finishedAt = AT - 10) => sampleRound('slot', seq, finishedAt);

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { sampleRound } from '../../tests/support/projector.ts';
-import { lifecycleOf } from '../../tests/support/rounds-client.ts';
 import { evolvePhase, type Phase } from './lifecycle.ts';
 import type { RoundEvent } from './round.ts';
+import { lifecycleOf, sampleRound } from './samples.ts';
 
 const T = Date.UTC(2026, 10, 28, 12);
 const slot = (seq: number) => sampleRound('slot', seq, T + seq * 10_000);

@@ -12,39 +12,13 @@ import { createKafka } from '../../lib/log/kafka.ts';
 import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { GAMES, type GameSlug, gameBySlug } from '../../rules/games/catalog.ts';
-import type { RoundFinished, RoundResult } from '../../rules/rounds/round.ts';
+import { GAMES } from '../../rules/games/catalog.ts';
+import type { RoundFinished } from '../../rules/rounds/round.ts';
+import { sampleRound } from '../../rules/rounds/samples.ts';
 import { type Config, loadConfig } from './config.ts';
 import { type Service, startService } from './processes.ts';
 
-const RESULTS: Record<GameSlug, (seq: number) => RoundResult> = {
-  crash: (seq) => ({ game: 'crash', point: `${1 + (seq % 50)}.${String(seq % 100).padStart(2, '0')}` }),
-  double: (seq) => {
-    const n = seq % 15;
-    return { game: 'double', color: n === 0 ? 'white' : n <= 7 ? 'red' : 'black', number: n };
-  },
-  slot: (seq) => ({ game: 'slot', reels: ['seven', 'bar', 'cherry'], multiplier: `${seq % 10}.00` }),
-  'wall-street': (seq) => ({ game: 'wall-street', trending: seq % 2 === 0 ? 'up' : 'down' }),
-};
-
-/** A valid round of `game` with sequence `seq` (round_id = game_id·10¹² + seq), finished at `finishedAt` (Unix ms). */
-export function sampleRound(game: GameSlug, seq: number, finishedAt: number): RoundFinished {
-  const info = gameBySlug(game);
-  if (!info) throw new Error(`unknown game ${game}`);
-  return {
-    type: 'RoundFinished',
-    round_id: info.id * 1_000_000_000_000 + seq,
-    game_id: info.id,
-    game_slug: info.slug,
-    game_type: info.type,
-    finished_at: finishedAt,
-    result: RESULTS[game](seq),
-    proof:
-      seq % 2 === 0
-        ? { hash: 'ab'.repeat(32), chain_epoch: 0, chain_index: seq, commitment: 'cd'.repeat(32) }
-        : null,
-  };
-}
+export { sampleRound };
 
 /** `perGame` rounds of each of the four games (seq 1..perGame, finished 1 s apart from `t0`), interleaved. */
 export function sampleRounds(perGame: number, t0 = Date.UTC(2026, 0, 1)): RoundFinished[] {

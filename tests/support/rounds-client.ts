@@ -18,8 +18,9 @@ import {
   type Transport,
   websocketTransport,
 } from '../../packages/client/src/index.ts';
-import type { BettingClosed, RoundFinished, RoundOpened } from '../../rules/rounds/round.ts';
 import type { Edge } from '../../services/edge/edge.ts';
+
+export { lifecycleOf } from '../../rules/rounds/samples.ts';
 
 /** What a subscription gave the application, in order. */
 export interface Recorder extends SubscribeOptions {
@@ -123,31 +124,4 @@ export function droppable(inner: Transport): DroppableTransport {
       return drops;
     },
   };
-}
-
-/** The RoundOpened and BettingClosed events of `round`, before its finish. */
-export function lifecycleOf(round: RoundFinished, speed = 1): [RoundOpened, BettingClosed] {
-  const opens = round.finished_at - 10_000;
-  return [
-    {
-      type: 'RoundOpened',
-      round_id: round.round_id,
-      game_id: round.game_id,
-      game_slug: round.game_slug,
-      game_type: round.game_type,
-      betting_opens_at: opens,
-      betting_closes_at: opens + 5_000,
-      chain_epoch: 1,
-      chain_index: round.round_id % 1_000_000,
-      commitment: 'ab'.repeat(32),
-      speed,
-    },
-    {
-      type: 'BettingClosed',
-      round_id: round.round_id,
-      game_id: round.game_id,
-      game_slug: round.game_slug,
-      at: opens + 5_000,
-    },
-  ];
 }

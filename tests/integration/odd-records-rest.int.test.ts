@@ -10,22 +10,22 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSql, type Sql } from '../../../lib/db/pool.ts';
-import { readHistory } from '../../../lib/db/rounds-read.ts';
-import { partitionOffsets, readRange } from '../../../lib/log/kafka.ts';
-import { createRoundPhases, type RoundPhases } from '../../../lib/log/round-phases.ts';
-import { encodeRoundEvent } from '../../../lib/log/rounds-codec.ts';
-import { createLogger } from '../../../lib/logger.ts';
-import type { RoundEvent } from '../../../rules/rounds/round.ts';
-import { startTestApi, type TestApi } from '../../../tests/support/api.ts';
-import { FUTURE_LEAD_MS, oddScenario } from '../../../tests/support/odd-rounds.ts';
-import { waitFor } from '../../../tests/support/poll.ts';
-import { createTestEnv, sampleRound, type TestEnv } from '../../../tests/support/projector.ts';
-import { buildRoundsProjector, type RoundsProjector } from '../../projector/projector.ts';
-import { errorBodySchema, problemBodySchema } from '../errors.ts';
-import { currentRoundRoutes } from './current.ts';
-import { RoundsWindow } from './window.ts';
-import { startWindowFeed, type WindowFeed } from './window-feed.ts';
+import { createSql, type Sql } from '../../lib/db/pool.ts';
+import { readHistory } from '../../lib/db/rounds-read.ts';
+import { partitionOffsets, readRange } from '../../lib/log/kafka.ts';
+import { createRoundPhases, type RoundPhases } from '../../lib/log/round-phases.ts';
+import { encodeRoundEvent } from '../../lib/log/rounds-codec.ts';
+import { createLogger } from '../../lib/logger.ts';
+import type { RoundEvent } from '../../rules/rounds/round.ts';
+import { errorBodySchema, problemBodySchema } from '../../services/api/errors.ts';
+import { currentRoundRoutes } from '../../services/api/rounds/current.ts';
+import { RoundsWindow } from '../../services/api/rounds/window.ts';
+import { startWindowFeed, type WindowFeed } from '../../services/api/rounds/window-feed.ts';
+import { buildRoundsProjector, type RoundsProjector } from '../../services/projector/projector.ts';
+import { startTestApi, type TestApi } from '../support/api.ts';
+import { FUTURE_LEAD_MS, oddScenario } from '../support/odd-rounds.ts';
+import { waitFor } from '../support/poll.ts';
+import { createTestEnv, sampleRound, type TestEnv } from '../support/projector.ts';
 
 const logger = createLogger('odd-records-test', 'silent');
 let env: TestEnv;
