@@ -1,5 +1,5 @@
 /**
- * Issue 11's benchmarks (`npm run bench -- lifecycle`): crash rounds of a real round engine, every
+ * The lifecycle benchmarks (`npm run bench -- lifecycle`): crash rounds of a real round engine, every
  * piece a child process on loopback in a topic namespace of its own (lifecycle-stack.ts).
  *
  * 1. Cash-out (lifecycle-cash-out.ts): engine + API. Demo players (their sessions call no operator,

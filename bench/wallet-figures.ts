@@ -26,7 +26,7 @@ export interface ScenarioFigures {
   readonly rejections: Readonly<Record<string, number>>;
   /** Bets still going on when the drain timeout passed. */
   readonly unfinished: number;
-  /** Won and credited, or lost and closed (issue 12's "settled"). */
+  /** Won and credited, or lost and closed ("settled" in the wallet benchmark's figures). */
   readonly settled: number;
   /** Wins and closes acknowledged only after a retry; and those parked. */
   readonly retried: number;

@@ -1,7 +1,7 @@
 /**
  * The tables and ratios bench/wallet.ts prints (bench/lib.ts report): the raw baselines, every
  * scenario's counts and rates, latencies, the hop breakdown of round end → win credit, CPU per
- * process group and the services' own timings, then the issue 12 figures as ratios beside their
+ * process group and the services' own timings, then the wallet figures as ratios beside their
  * baselines and targets.
  */
 import type { RetryPolicy } from '../rules/retry/schedule.ts';
@@ -19,7 +19,7 @@ export interface StackRun {
 }
 
 /**
- * The CPU bound on the issue 12 ratio, from what the machine used (all cores busy, /proc/stat): CPU
+ * The CPU bound on the settled-to-raw ratio, from what the machine used (all cores busy, /proc/stat): CPU
  * ms per raw bet+win pair during the baseline, and per settled bet in a scenario (its share of
  * everything that ran: API, engine, projector, settlement, saga, Kafka, Postgres, the sandbox and
  * the bench's players). On `cores` cores a run bound by CPU settles at most cores ÷ (CPU per

@@ -1,5 +1,5 @@
 /**
- * The wallet pipeline of issue 12 as child processes for bench/wallet.ts: round engine (one game,
+ * The wallet pipeline as child processes for bench/wallet.ts: round engine (one game,
  * fast), projector (rounds, wallet and auth-keys read models), API (request-access, play, bets),
  * settlement and wallet saga (`instances` of each: settlement processes sharing their consumer
  * group, saga processes sharing theirs and the callback table, each with its own ops port and

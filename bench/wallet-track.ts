@@ -11,7 +11,7 @@
  * - rejected (operator refused or failed the debit) or cancelled (round closed before placement):
  *   BetRejected, and when money may have moved (debited, or a RollbackRequested exists) the
  *   rollback acknowledged or parked.
- * "Settled" in the figures means the first two with nothing parked (issue 12 benchmark: a bet is
+ * "Settled" in the figures means the first two with nothing parked (the wallet benchmark: a bet is
  * settled when won and credited, or lost and its round closed); the others are counted beside.
  */
 

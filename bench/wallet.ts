@@ -104,7 +104,7 @@ for (const c of chosen)
     throw new Error(`--scenarios takes a comma-separated list of ${SCENARIOS.join(', ')} (got '${c}')`);
 if (opts.warmupS >= opts.seconds) throw new Error('--warmup-s must be shorter than --seconds');
 if (opts.instances > opts.partitions) throw new Error('--partitions must be at least --instances');
-// A short schedule, so the wins retried under faults finish within the run (issue 12 benchmark).
+// A short schedule, so the wins retried under faults finish within the run.
 const retryPolicy: RetryPolicy = { delaysMs: [50, 100, 200, 400, 800], jitter: 0.2 };
 const timeoutMs = 5000;
 

@@ -5,8 +5,8 @@
 # stops the Kafka and Postgres that this run started; ones that were already running, and external
 # ones (KAFKA_BROKERS, DATABASE_URL), are left alone. Exit status: 0 after a requested stop when every
 # service stopped cleanly (each exits 0 after its graceful stop); non-zero when a service failed or
-# did not stop cleanly. For development the stop is bounded tighter than a deployment's (issue 13
-# item 8: everything within 15 s): SHUTDOWN_TIMEOUT_MS 10 s and EDGE_DRAIN_MS 2 s unless set.
+# did not stop cleanly. For development the stop is bounded tighter than a deployment's (everything
+# within 15 s): SHUTDOWN_TIMEOUT_MS 10 s and EDGE_DRAIN_MS 2 s unless set.
 set -euo pipefail
 # shellcheck source=scripts/_common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/_common.sh"

@@ -1,5 +1,5 @@
 /**
- * Graceful stop of the wallet saga (as issue 12 made the saga):
+ * Graceful stop of the wallet saga:
  * services/wallet-saga/main.ts is sent SIGTERM while bet callbacks are in flight. It exits 0
  * within SHUTDOWN_TIMEOUT_MS; every callback the operator received before the stop has its outcome
  * on the log (the attempt in flight finishes and its result is stored and appended; due ones are not

@@ -1,6 +1,6 @@
 /**
- * Ops access to the wallet saga's durable callbacks (wallet_callbacks, migration 008; issue 12
- * item 3: "Ops list, inspect and re-drive parked and in-retry callbacks by operator, player, time
+ * Ops access to the wallet saga's durable callbacks (wallet_callbacks, migration 008; what ops needs:
+ * "list, inspect and re-drive parked and in-retry callbacks by operator, player, time
  * range or tx id"). Used by `npm run dead-letters -- callbacks …` (services/dead-letters) and the
  * admin API's /admin/wallet/callbacks (services/api/access/wallet-callbacks.ts); the saga's
  * dispatcher picks re-driven callbacks up like any due one. Nothing here validates input: callers

@@ -1,5 +1,5 @@
 /**
- * The one checkpointed consumer (issue 10 item 2): keeps a Postgres state from its topics with
+ * The one checkpointed consumer: keeps a Postgres state from its topics with
  * exactly-once effect (docs/architecture.md "Postgres holds … each projector's checkpoint … written in the
  * same transaction as the rows it covers"). The projector's three projections and settlement are
  * specs of it (consumer-spec.ts).

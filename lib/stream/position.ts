@@ -2,7 +2,7 @@
  * The stream position: one text, the same on every protocol (WebSocket `?since=`, SSE ids and
  * `?since=`, gRPC `since` and `Round.position`, WebTransport `since=`), that says what a subscriber
  * has been given and lets any edge resume it from the log (docs/architecture.md: SSE ids are
- * resumable). It is the SSE event id of issue 3, unchanged, so every id handed out before stays valid.
+ * resumable). It is the SSE event id handed out from the start, unchanged, so every id handed out before stays valid.
  *
  * Form: `t=<unix ms>` followed by `;<slug>=<round id>` for each game of the subscription the
  * subscriber has a round of, games in catalogue order. Example for `type:multiplier`:

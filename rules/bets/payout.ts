@@ -1,5 +1,5 @@
 /**
- * Game payouts (issue 5 contract "Game payouts"): pure integer arithmetic, no I/O, no clock.
+ * Game payouts (docs/decisions/money/ and docs/architecture.md "Money rules"): pure integer arithmetic, no I/O, no clock.
  * Multipliers arrive as decimal strings (crash point, auto cash-out, slot multiplier) and are
  * compared and applied in exact hundredths (BigInt), never as floats, so "2.00" >= "2" holds and a
  * payout is floor(amount × multiplier) to the cent.

@@ -1,5 +1,5 @@
 /**
- * A bet's settlement state as pure decide/evolve (docs/conventions.md §3; issue 5 contract "Bet lifecycle"
+ * A bet's settlement state as pure decide/evolve (docs/conventions.md §3
  * step 3). No I/O, no clock: `now` (Unix ms) comes in as an argument.
  *
  *   placed ──CallbackSucceeded{bet}──▶ counted ──round finished──▶ settled
@@ -9,7 +9,7 @@
  *
  * "After BettingClosed" compares broker append times (the topics use
  * LogAppendTime, so one clock orders a bet and its round's close whatever the API's clock or
- * speed); for a round without lifecycle records (ingested, or from before issue 11) a bet placed
+ * speed); for a round without lifecycle records (ingested, or from before rounds had a lifecycle) a bet placed
  * at or after the round finished is late.
  *
  * Settlement only cancels: a cancelled bet that was (or later turns out to be) debited gets its one
@@ -36,7 +36,7 @@ export interface BetState {
    * rollbacks (the bet's process manager does), so it reads it for nothing.
    */
   readonly rollback: boolean;
-  /** Broker append time of its BetPlaced record, Unix ms (absent in states kept before issue 11). */
+  /** Broker append time of its BetPlaced record, Unix ms (absent in states kept before rounds had a lifecycle). */
   readonly appendedAt?: number;
 }
 

@@ -12,7 +12,7 @@
  * over about 27 h 35 min, then the callback is parked.
  *
  * An operator's `retry_policy` (jsonb) is either a schedule `{ delaysMs: number[], jitter?: number }`
- * or the exponential shape of issue 5 `{ retries, minTimeoutMs, maxTimeoutMs, factor }`, kept so
+ * or the earlier exponential shape `{ retries, minTimeoutMs, maxTimeoutMs, factor }`, kept so
  * existing rows and clients still work: retry n then waits a "full jitter" (AWS Architecture
  * Blog, "Exponential Backoff And Jitter", 2015) uniform in [0, min(max, min × factor^(n−1))).
  */
@@ -25,7 +25,7 @@ export interface RetrySchedule {
   readonly jitter: number;
 }
 
-/** The exponential shape of issue 5 (still accepted in operators.retry_policy). */
+/** The earlier exponential shape (still accepted in operators.retry_policy). */
 export interface ExponentialPolicy {
   readonly retries: number;
   readonly minTimeoutMs: number;
@@ -93,7 +93,7 @@ function exponential(src: Record<string, unknown>): RetrySchedule {
 /**
  * Reads an operator's retry_policy (jsonb, already parsed) into a schedule. null/undefined → the
  * default. A schedule needs `delaysMs`: 0 to 100 whole ms values, each 0..172800000, and an
- * optional `jitter` 0..1 (default 0.1). The exponential shape's missing fields take issue 5's
+ * optional `jitter` 0..1 (default 0.1). The exponential shape's missing fields take the earlier shape's
  * defaults (retries 10, minTimeoutMs 500, maxTimeoutMs 60000, factor 2).
  * @throws RetryPolicyError naming the offending field.
  */

@@ -35,7 +35,7 @@ describe('retry schedule', () => {
     expect(nextRetryDelayMs(2, DEFAULT_RETRY_SCHEDULE, -1)).toBe(300_000);
   });
 
-  it('reads a stored schedule, and the exponential shape of issue 5 as full jitter', () => {
+  it('reads a stored schedule, and the earlier exponential shape as full jitter', () => {
     expect(parseRetryPolicy(null)).toBe(DEFAULT_RETRY_SCHEDULE);
     expect(parseRetryPolicy({ delaysMs: [100, 200] })).toEqual({ delaysMs: [100, 200], jitter: 0.1 });
     const exp = parseRetryPolicy({ retries: 4, minTimeoutMs: 100, maxTimeoutMs: 500, factor: 2 });

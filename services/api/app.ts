@@ -3,7 +3,7 @@
  * `app.inject()`; main.ts calls `listen`). Layout:
  * - root: CORS, error and 404 handling, metrics, OpenAPI, /health, /ready, static demo pages at /
  * - /api/* scope: the per-IP rate limit (docs/contract.md "Limits": 100 a minute) and the rounds routes.
- * - the session API of issue 5 (access/routes.ts: /admin/operators, /games*, /sessions/*, /play/*)
+ * - the session API (access/routes.ts: /admin/operators, /games*, /sessions/*, /play/*)
  *   when `auth` is given, with RFC 7807 problem JSON errors.
  *   Static pages, /health, /ready, /metrics and /openapi.json are outside it (docs/decisions/access/0005-rate-limits-across-api-nodes.md).
  */
@@ -48,7 +48,7 @@ export interface ApiDeps {
   readonly registry?: Registry;
   /**
    * Access control: the key table and a producer for `auth-keys`. Without it the API has
-   * no auth routes and ignores credentials (the rounds-only tests of issue 1 build it so).
+   * no auth routes and ignores credentials (the rounds-only tests build it so).
    */
   readonly auth?: { readonly table: KeyTable; readonly producer: Producer; readonly lastUsed?: LastUsed };
   /**
@@ -148,7 +148,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     }
   });
 
-  // The session API of issue 5 (problem JSON errors, outside the /api per-IP limit: access/routes.ts).
+  // The session API (problem JSON errors, outside the /api per-IP limit: access/routes.ts).
   if (auth && deps.play)
     await app.register(
       accessRoutes({ config, sql, producer: auth.producer, table: auth.table, ...deps.play }),

@@ -1,6 +1,6 @@
 /**
  * The parts of the API's contract that hold for every route, applied by one
- * onRoute hook so that every route gets them, those added later included (issue 11's):
+ * onRoute hook so that every route gets them, those added later included:
  *
  * - Security: who must call, derived from the path as the guards decide it (auth/guard.ts ruleFor,
  *   access/guards.ts): `apiKey` (X-API-Key: a key or token; admin routes need the admin scope),

@@ -227,8 +227,8 @@ export const problemBodySchema = {
 } as const;
 
 /**
- * The same mapping as {@link replyForError}, as RFC 7807 problem details (the session API of
- * issue 5). Server-side failures keep the fixed texts, so nothing internal leaks here either.
+ * The same mapping as {@link replyForError}, as RFC 7807 problem details (the session
+ * API). Server-side failures keep the fixed texts, so nothing internal leaks here either.
  */
 export function problemForError(err: unknown): { status: number; body: ProblemBody } {
   const { status, body } = replyForError(err);

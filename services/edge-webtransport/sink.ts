@@ -1,5 +1,5 @@
 /**
- * The WebTransport side of a subscription (lib/stream/subscriber.ts `StreamSink`), issue 15:
+ * The WebTransport side of a subscription (lib/stream/subscriber.ts `StreamSink`):
  * live rounds go out as datagrams; everything that must arrive — a catch-up's rounds, the latest
  * rounds on subscribe, and with envelopes the `recovered`, `lifecycle`, `heartbeat` and `error`
  * messages — goes on the session's reliable stream, one JSON text per line.

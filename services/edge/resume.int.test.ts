@@ -1,6 +1,6 @@
 /**
- * Resume, opt-ins and bad input on the wire of each protocol of the Node edge (issue 11
- * item 2), on the real broker, with plain protocol clients (`ws`, node:http, grpc-js) so that what
+ * Resume, opt-ins and bad input on the wire of each protocol of the Node edge, on the real
+ * broker, with plain protocol clients (`ws`, node:http, grpc-js) so that what
  * the edge writes is seen as it is: WebSocket `since` with its 101 verdict, envelopes and commands;
  * SSE `since`, `recovered`, lifecycle events and `/sse/all`; gRPC `since`, positions, metadata and
  * StreamRoundEvents. The client library's own tests are in packages/client.

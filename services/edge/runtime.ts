@@ -6,7 +6,7 @@
  * `--max-semi-space-size=4` (MB): V8 grows its young generation to absorb a burst of allocations
  * (10k WebSocket handshakes at once) and keeps it committed afterwards; with its default the edge's
  * resident memory grew 3.3 KiB per connection at 10k while its live JS heap grew 0.4 KiB. Capped at
- * 4 MB per semi-space: 1.20 KiB per connection at 10k and 1.36 at 1k (issue 14 target ≤ 2 KiB), at
+ * 4 MB per semi-space: 1.20 KiB per connection at 10k and 1.36 at 1k (target ≤ 2 KiB), at
  * 0.99× the deliveries per CPU-second (`npm run bench -- peers --servers edge,edge-s1,edge-s4`,
  * 2026-11-25, docs/decisions/runtime/0013-edge-young-generation-cap.md).
  */

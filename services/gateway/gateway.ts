@@ -206,8 +206,8 @@ export function buildGateway(deps: GatewayDeps): Gateway {
       listening = 0;
       const closed = app.close();
       // Every client socket goes now, upgraded or half-closed ones included (the HTTP server's own
-      // forced close covers only sockets it still parses): a stop never waits on a client (issue 13
-      // item 8: once the gateway outlived its 30 s bound with clients connected).
+      // forced close covers only sockets it still parses): a stop never waits on a client (once
+      // the gateway outlived its 30 s bound with clients connected).
       for (const s of sockets) s.destroy();
       await closed;
       await ops?.close();

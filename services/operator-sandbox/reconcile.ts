@@ -1,6 +1,6 @@
 /**
- * Reconciliation of the platform's wallet read models with the sandbox operator's ledger (issue 5
- * "Bad input and faults": "the sandbox ledger and our read models agree at the end, with no lost and
+ * Reconciliation of the platform's wallet read models with the sandbox operator's ledger (what the
+ * fault tests require: "the sandbox ledger and our read models agree at the end, with no lost and
  * no doubled money, checked by a reconciliation query"). Both live in one Postgres database here
  * (two schemas), so it is one query per check; against a real operator the same comparison runs on
  * its transaction report.

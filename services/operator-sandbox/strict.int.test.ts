@@ -1,6 +1,6 @@
 /**
- * Free bets registered as bets, form-B rollbacks found by round, and the strict mode (issue 17
- * items 1 and 5; mode.ts): a free bet's registration (mode free, amount 0) is booked as a bet that
+ * Free bets registered as bets, form-B rollbacks found by round, and the strict mode
+ * (mode.ts): a free bet's registration (mode free, amount 0) is booked as a bet that
  * moves no money and its win is linked to it, on both forms; a form-B rollback without linked_tx_id
  * refunds the player's bet of that round. Strict refuses a callback body with a field more or less
  * than its schema (schemas/callbacks), a free bet's win whose free bet was never registered, and

@@ -1,6 +1,6 @@
 /**
  * The game loop on a virtual clock with an in-memory appender (no broker): each game's event
- * sequence per round, and the property of issue 11 that nothing observable before BettingClosed
+ * sequence per round, and the property that nothing observable before BettingClosed
  * depends on the result: over many rounds, two runs whose results differ (chains of other seeds
  * under one published commitment) append the same RoundOpened and BettingClosed bytes at the same
  * times relative to the round's opening; only what follows BettingClosed differs.

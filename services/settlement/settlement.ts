@@ -1,5 +1,5 @@
 /**
- * The settlement processor (issue 5 contract, step 3): joins BetPlaced on
+ * The settlement processor: joins BetPlaced on
  * `wallet-transactions` with RoundFinished on `rounds` and appends BetSettled, or
  * BetRejected{ROUND_CLOSED} (the rollback of a debited one is the bet's process manager's,
  * rules/wallet/process.ts). Any number of instances run side

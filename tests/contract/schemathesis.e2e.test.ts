@@ -11,7 +11,7 @@
  *
  * The stack: the API, the round engine (so rounds open and finish: bets, the current round), the
  * projector (read models) and the operator sandbox as the test operator's wallet (its readiness
- * probe must pass, or every real-money session is 503 OPERATOR_NOT_READY: issue 17 item 2), as
+ * probe must pass, or every real-money session is 503 OPERATOR_NOT_READY), as
  * processes on free ports in a namespace and schemas of their own.
  */
 import { execFile } from 'node:child_process';

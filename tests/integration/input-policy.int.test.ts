@@ -162,7 +162,7 @@ const ENDPOINTS: Endpoint[] = [
     url: '/play/bets',
     headers: () => ({ authorization: `Bearer ${player}` }),
     body: () => ({ amount: 1, selection: { cashout_at: '2.00' } }),
-    // Lengths and types of the bet body are issue 11's (services/api/access/bets.ts); the text rules apply.
+    // Lengths and types of the bet body are services/api/access/bets.ts's; the text rules apply.
     texts: {},
     problem: true,
   },

@@ -1,6 +1,6 @@
 /**
  * Reconciliation of the wallet saga's log with a test operator's ledger (tests/support/wallet-saga.ts),
- * for the fault tests of issue 12 ("every fault ends with a reconciliation that finds nothing lost
+ * for the wallet fault tests ("every fault ends with a reconciliation that finds nothing lost
  * and nothing doubled"). Not a test file.
  *
  * Per bet (a BetPlaced on the log):

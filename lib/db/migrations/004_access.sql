@@ -1,6 +1,6 @@
 -- Owner: access_round_bets  services/api
--- Issue 5, api (access): the per-round bet counter behind count_register ("the player's number of
--- bets in the round", docs/contract.md "Operator callbacks" / issue 5). The api increments it atomically when it accepts a bet
+-- The api (access): the per-round bet counter behind count_register ("the player's number of
+-- bets in the round", docs/contract.md "Operator callbacks"). The api increments it atomically when it accepts a bet
 -- (insert ... on conflict do update ... returning), so two simultaneous bets of one player never
 -- get the same number, which a count over the asynchronously projected wallet_transactions could
 -- not promise. One row per player and round; rows of old rounds are never read again.

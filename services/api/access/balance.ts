@@ -1,6 +1,6 @@
 /**
- * The player's balance: the operator's Balance callback (issue 5 contract "balance (POST)") for
- * real sessions, the virtual balance for demo sessions (no callback, docs/contract.md "Operator callbacks" / issue 5 item 3).
+ * The player's balance: the operator's Balance callback (docs/contract.md "Implemented by the operator") for
+ * real sessions, the virtual balance for demo sessions (no callback, docs/contract.md "Operator callbacks").
  *
  * `fetchOperatorBalance` is the API's own small client (the saga's callback client classifies money
  * answers, not balances); it signs with the saga's Standard Webhooks headers like every callback.

@@ -1,5 +1,5 @@
 /**
- * POST /play/bets (issue 11 item 4): checks a player's bet and appends BetPlaced to
+ * POST /play/bets: checks a player's bet and appends BetPlaced to
  * `wallet-transactions` (key `operator_id:user_id`); the wallet-saga and settlement take it from
  * there. Rules (docs/decisions/rest-api/0007-bets-through-the-session-api.md):
  * - a bet goes only on the round of the session's game whose betting window is open, as read from

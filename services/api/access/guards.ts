@@ -1,5 +1,5 @@
 /**
- * Who is calling the session API: an admin (an admin-scoped API key of issue 4, checked
+ * Who is calling the session API: an admin (an admin-scoped API key, checked
  * exactly as /api/auth/keys checks it), an operator (`Authorization: Bearer op_…`, looked up by
  * SHA-256 among enabled operators) or a player (`Authorization: Bearer pt_…` from POST /play/open).
  * Each check throws AuthError (401/403), answered as problem JSON by the access routes.

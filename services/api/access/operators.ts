@@ -4,7 +4,7 @@
  * `signing_secret` (stored: the wallet-saga signs every callback with it); GET lists or reads
  * operators without secrets, with their readiness (the probe runs when one is
  * registered or changed with PATCH, and on POST /admin/operators/:id/probe); DELETE disables one: its token stops working and, for the admin API, it
- * is gone (GET and a second DELETE answer 404, the list leaves it out: issue 13, a deleted resource
+ * is gone (GET and a second DELETE answer 404, the list leaves it out: a deleted resource
  * is not available), while its row stays for the sessions and transactions that reference it.
  */
 import type { FastifyInstance } from 'fastify';

@@ -1,5 +1,5 @@
 /**
- * The session API of issue 5 as one encapsulated fastify plugin: operators registry (admin),
+ * The session API as one encapsulated fastify plugin: operators registry (admin),
  * request-access and the session endpoints (operator bearer), the player routes (player bearer).
  * Inside it, errors are RFC 7807 problem JSON (services/api/errors.ts problemForError, the same
  * status mapping as the rest of the API) and bodies are validated by the zod rules of input.ts
@@ -35,7 +35,7 @@ export interface AccessDeps {
   readonly sql: Sql;
   /** Producer for `access-sessions` and `wallet-transactions` (idempotent, acks all). */
   readonly producer: Producer;
-  /** The API-key table of issue 4, for the admin routes. */
+  /** The API-key table, for the admin routes. */
   readonly table: KeyLookup;
   /** Each game's round phase from the log (bets only in an open betting window). */
   readonly phases: RoundPhases;

@@ -1,5 +1,5 @@
 /**
- * Session endpoints named in docs/contract.md "Operator callbacks", shapes from issue 5 (operator bearer on each):
+ * Session endpoints named in docs/contract.md "Operator callbacks", shapes decided in docs/decisions/rest-api/0005-session-api.md (operator bearer on each):
  * GET /games, GET /sessions/:sessionId/transactions?pageSize&pageNumber (from the
  * wallet_transactions read model; another operator's session is a 404, never a 403, so session
  * ids cannot be probed), GET /sessions/active, POST /games/free-bets (a grant in `free_bets`).

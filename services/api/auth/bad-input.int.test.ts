@@ -1,5 +1,5 @@
 /**
- * The bad-input suite of issue 4 (REST side), table-driven on a real broker and Postgres with
+ * The bad-input suite of the REST side, table-driven on a real broker and Postgres with
  * AUTH_REQUIRE_API on: each case gets its status and error body, and nothing is appended to
  * `auth-keys` (its high-water mark does not move).
  */

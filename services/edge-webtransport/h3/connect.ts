@@ -3,7 +3,7 @@
  * draft-ietf-webtrans-http3 §3) and the response to it. The response is written by this
  * server's own code rather than by `Deno.upgradeWebTransport`, which always answers 200 before
  * the application sees the URL: refusing a bad path or parameters with a real status (404, 400)
- * before the session exists is a requirement of issue 3.
+ * before the session exists is a requirement of the contract (docs/contract.md "Authentication").
  */
 import { encodeTlv, FRAME } from './frames.ts';
 import { decodeFieldSection, encodeFieldSection, type Field } from './qpack.ts';

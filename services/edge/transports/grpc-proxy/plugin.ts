@@ -1,6 +1,5 @@
 /**
- * The gRPC proxy for browsers (docs/contract.md "Static files"; issue 3
- * item 5), a fastify plugin on the edge's HTTP server. Every route makes a real gRPC call to the
+ * The gRPC proxy for browsers (docs/contract.md "Static files"), a fastify plugin on the edge's HTTP server. Every route makes a real gRPC call to the
  * DataStream server and relays the answer:
  *
  * - GET /grpc-proxy/stream/:game, /grpc-proxy/stream/type/:type, /grpc-proxy/stream
@@ -119,7 +118,7 @@ function selectionOf(req: Req): { game_slug?: string; game_type?: string; all?: 
 }
 
 /**
- * The opt-ins of issue 15 on a proxy stream (`since`, or the page's Last-Event-ID; `envelope`,
+ * The stream opt-ins on a proxy stream (`since`, or the page's Last-Event-ID; `envelope`,
  * `latest`, `lifecycle` as on /sse); undefined when none is asked, and the plain relay of
  * StreamBy* is used, exactly as before.
  */
