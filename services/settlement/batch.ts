@@ -147,12 +147,21 @@ export async function settleRoundsBatch(
   }
   const finished = [...firsts.values()];
   const ids = finished.map((r) => ({ game: r.game_slug, round_id: r.round_id }));
-  const batchCloses = new Map(input.closes.map((c) => [roundKey(c.game, c.round_id), c.closed_at]));
+  // A round's close is its first BettingClosed on the log: the engine may append a second copy (a
+  // retry through a broker failover), and the API answers a bet appended between the two 409
+  // (lib/log/round-phases.ts keeps the earliest). The earliest of this batch's copies and the
+  // stored one, so a copy read later never reopens the window.
   const stored = await loadCloses(sql, ids);
-  const rounds = finished.map((r) => {
-    const k = roundKey(r.game_slug, r.round_id);
-    return { ...r, bettingClosedAt: batchCloses.get(k) ?? stored.get(k) ?? null };
-  });
+  const closesAt = new Map(stored);
+  for (const c of input.closes) {
+    const k = roundKey(c.game, c.round_id);
+    const known = closesAt.get(k);
+    if (known === undefined || c.closed_at < known) closesAt.set(k, c.closed_at);
+  }
+  const rounds = finished.map((r) => ({
+    ...r,
+    bettingClosedAt: closesAt.get(roundKey(r.game_slug, r.round_id)) ?? null,
+  }));
   const open = await loadOpenBets(sql, ids, [...epochs.keys()]);
   const cashOuts = await loadCashOuts(sql, [...open.keys()]);
   for (const c of input.cashOuts) cashOuts.set(c.tx_id, c.multiplier);

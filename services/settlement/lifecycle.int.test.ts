@@ -99,6 +99,45 @@ describe('settlement on the round lifecycle', () => {
     expect(got.filter((x) => x[0] === 'RollbackRequested')).toEqual([]);
   });
 
+  it('judges a bet against the first of two BettingClosed of its round, as the API does', async () => {
+    // A close the engine appended twice (a retry through a broker failover): the betting window
+    // closed when the first copy reached the log. The API answers a bet appended between the two
+    // copies 409 (lib/log/round-phases.ts closedAppendedAt keeps the earliest), so settlement must
+    // cancel it, also when the second copy comes in one batch with the RoundFinished.
+    await e.appendRoundEvents([opened('double', 9)]);
+    const inTime = placed(9000, 'double', 9, { placedAt: T0 + 1000 });
+    await e.append(inTime.value.bet, [inTime, succeeded(9000, 'bet', '90.00')]);
+    await tick();
+    await e.appendRoundEvents([closed('double', 9)]);
+    await tick();
+    const between = placed(9004, 'double', 9, { placedAt: T0 + 2000 });
+    await e.append(between.value.bet, [between, succeeded(9004, 'bet', '80.00')]);
+    // Settlement holds both bets before the round finishes (the rounds batch decides them).
+    await waitFor(
+      'settlement read both bets',
+      async () => {
+        const [r] = await e.sql<{ n: number }[]>`
+          select count(*)::int as n from settlement_bets where tx_id in (9000, 9004)`;
+        return r?.n === 2 ? true : undefined;
+      },
+      30_000,
+      50,
+    );
+    await tick();
+    await e.appendRoundEvents([
+      closed('double', 9),
+      round('double', 9, T0 + 15_000, { game: 'double', color: 'red', number: 2 }),
+    ]);
+    const got = await settledOf([9000, 9004]);
+    expect(got).toEqual(
+      expect.arrayContaining([
+        ['BetSettled', 9000, 'won', 2000],
+        ['BetRejected', 9004, 'ROUND_CLOSED', null],
+      ]),
+    );
+    expect(got.filter((x) => x[0] === 'BetSettled' && x[1] === 9004)).toEqual([]);
+  });
+
   it('pays a manual cash-out its multiplier, or the auto cash-out when that came first', async () => {
     await e.appendRoundEvents([opened('crash', 8)]);
     const bets = [
