@@ -160,6 +160,11 @@ export const METADATA_LAG_ERRORS: ReadonlySet<string> = new Set([
  * KafkaJSAggregateError), is one of METADATA_LAG_ERRORS.
  */
 export function isMetadataLag(err: unknown): boolean {
+  return hasErrorType(err, METADATA_LAG_ERRORS);
+}
+
+/** True when `err`, or an error it wraps (as in isMetadataLag), has a kafkajs `type` in `types`. */
+function hasErrorType(err: unknown, types: ReadonlySet<string>): boolean {
   const seen = new Set<unknown>();
   const queue: unknown[] = [err];
   while (queue.length > 0) {
@@ -168,11 +173,13 @@ export function isMetadataLag(err: unknown): boolean {
       | undefined;
     if (!e || typeof e !== 'object' || seen.has(e)) continue;
     seen.add(e);
-    if (typeof e.type === 'string' && METADATA_LAG_ERRORS.has(e.type)) return true;
+    if (typeof e.type === 'string' && types.has(e.type)) return true;
     queue.push(e.cause, e.originalError, ...(Array.isArray(e.errors) ? e.errors : []));
   }
   return false;
 }
+
+const ALREADY_EXISTS: ReadonlySet<string> = new Set(['TOPIC_ALREADY_EXISTS']);
 
 /**
  * How long ensureTopics keeps asking a cluster whose metadata lags (METADATA_LAG_ERRORS): retries
@@ -251,7 +258,9 @@ export async function ensureTopics(
       // Every broker must know every partition's leader, not only the one that answered above.
       if (missing.size > 0) await leadersKnown(admin, [...missing]);
     },
-    { ...METADATA_LAG_RETRY, shouldRetry: (err) => isMetadataLag(err) },
+    // TOPIC_ALREADY_EXISTS among other answers: a lagging broker listed some topics of an earlier
+    // attempt as missing; the next listing has them.
+    { ...METADATA_LAG_RETRY, shouldRetry: (err) => isMetadataLag(err) || hasErrorType(err, ALREADY_EXISTS) },
   );
   return [...(missing ?? [])];
 }

@@ -28,6 +28,16 @@ export const SEND_RETRY = {
   randomize: true,
 } as const;
 
+/**
+ * kafkajs' own retries of a send (each refreshes the metadata first), ms: 100 growing to at most
+ * 500, and no count limit (kafkajs' idempotent producer, lib/log/kafka.ts). When the broker leading
+ * the game's partition dies, the partition has no leader until the cluster fences that broker
+ * (`broker.session.timeout.ms`, docs/deployment.md "Broker loss"); the client's default waits,
+ * growing to 5 s, then kept the game still for up to 5 s after the new leader was known (a gap of
+ * 7.6–12 s between appends with a 3 s session, `npx tsx bench/broker-failover.ts`).
+ */
+export const PRODUCER_RETRY = { initialRetryTime: 100, maxRetryTime: 500 } as const;
+
 /** Broker errors after which an idempotent producer's id/sequence state is unusable. */
 export const NEW_PRODUCER_ERRORS = new Set([
   'OUT_OF_ORDER_SEQUENCE_NUMBER',
@@ -91,6 +101,7 @@ export function createAppender(deps: AppenderDeps): Appender {
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,
       createPartitioner: Partitioners.DefaultPartitioner,
+      retry: PRODUCER_RETRY,
     });
     p.on(p.events.DISCONNECT, () => {
       if (producer === p) isConnected = false;

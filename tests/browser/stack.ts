@@ -14,7 +14,7 @@ import { createSql } from '../../lib/db/pool.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { ensureTopics, TOPICS, type TopicKey, topicName } from '../../lib/log/topics.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { loadConfig } from '../support/config.ts';
+import { type Config, loadConfig } from '../support/config.ts';
 import { waitFor } from '../support/poll.ts';
 import {
   devCertDir,
@@ -36,6 +36,11 @@ export interface Stack {
   readonly wtPort: number;
   /** The edge's own HTTP port (its /ready, bypassing the gateway). */
   readonly edgeHttpPort: number;
+  /** The edge's WebSocket and gRPC ports (clients that bypass the gateway, as the drills' are). */
+  readonly edgeWsPort: number;
+  readonly grpcPort: number;
+  /** The stack's configuration (its topic namespace, schema and broker), as its services load it. */
+  readonly config: Config;
   readonly services: Readonly<Record<string, Service>>;
   /** Output of every service, labelled, for failure messages. */
   logs(): string;
@@ -248,6 +253,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     base,
     wtPort: wt,
     edgeHttpPort: edgeHttp,
+    edgeWsPort: edgeWs,
+    grpcPort: grpc,
+    config,
     services,
     logs,
     stop,
