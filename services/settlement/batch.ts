@@ -147,10 +147,10 @@ export async function settleRoundsBatch(
   }
   const finished = [...firsts.values()];
   const ids = finished.map((r) => ({ game: r.game_slug, round_id: r.round_id }));
-  // A round's close is its first BettingClosed on the log: the engine may append a second copy (a
-  // retry through a broker failover), and the API answers a bet appended between the two 409
-  // (lib/log/round-phases.ts keeps the earliest). The earliest of this batch's copies and the
-  // stored one, so a copy read later never reopens the window.
+  // A round's close is its first BettingClosed on the log. A second copy (a re-send whose first
+  // landing the engine did not see, another producer's record) must not reopen the window: the API
+  // answers a bet appended between the two 409 (lib/log/round-phases.ts keeps the earliest). The
+  // earliest of this batch's copies and the stored one.
   const stored = await loadCloses(sql, ids);
   const closesAt = new Map(stored);
   for (const c of input.closes) {
