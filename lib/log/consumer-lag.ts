@@ -138,51 +138,77 @@ function lagGauge(registry: Registry): Set<Source> {
 
 const key = (topic: string, partition: number) => `${partition}\u0000${topic}`;
 
-/** Starts following a consumer (or a group's backlog); see the module comment. */
-export function trackConsumerLag(o: ConsumerLagOptions): ConsumerLag {
-  const log = o.logger.child({ component: 'consumer-lag', consumer: o.name });
-  /** Followed partitions per topic; with a consumer, its assignment (empty until it joins). */
-  const followed = new Map<string, Set<number>>(
-    o.consumer ? [] : (o.topics ?? []).map((t) => [t, new Set()]),
-  );
+type Sample = { topic: string; partition: number; lag: bigint };
+/** Followed partitions per topic. */
+type Followed = Map<string, Set<number>>;
+
+/**
+ * What a tracker knows per `topic/partition`: high-water and first retained offsets, the position
+ * its consumer reported and the group's committed offset (all offsets, records), and the two lags
+ * computed from them.
+ */
+interface OffsetBook {
+  readonly high: Map<string, bigint>;
+  readonly low: Map<string, bigint>;
+  readonly reported: Map<string, bigint>;
+  readonly committed: Map<string, bigint>;
+  /** Raises a high-water mark; a lower one (an older read) is ignored. */
+  raiseHigh(k: string, h: bigint): void;
+  lag(topic: string, partition: number): bigint | undefined;
+  committedLag(topic: string, partition: number): bigint | undefined;
+}
+
+/** An empty offset book; lags are undefined until both a mark and a position are known. */
+function createOffsetBook(): OffsetBook {
   const high = new Map<string, bigint>();
   const low = new Map<string, bigint>();
   const reported = new Map<string, bigint>();
   const committed = new Map<string, bigint>();
-  const removers: Array<() => void> = [];
+  return {
+    high,
+    low,
+    reported,
+    committed,
+    raiseHigh(k, h) {
+      // High-water marks only grow; a batch's mark may be older than the last admin read.
+      if (h > (high.get(k) ?? -1n)) high.set(k, h);
+    },
+    lag(topic, partition) {
+      const k = key(topic, partition);
+      const h = high.get(k);
+      if (h === undefined) return undefined;
+      let p = reported.get(k);
+      if (p === undefined) {
+        const c = committed.get(k);
+        p = c !== undefined && c >= 0n ? c : low.get(k);
+      }
+      if (p === undefined) return undefined;
+      return h > p ? h - p : 0n;
+    },
+    committedLag(topic, partition) {
+      const k = key(topic, partition);
+      const h = high.get(k);
+      const c = committed.get(k);
+      const from = c !== undefined && c >= 0n ? c : low.get(k);
+      if (h === undefined || from === undefined) return undefined;
+      return h > from ? h - from : 0n;
+    },
+  };
+}
+
+/**
+ * The periodic admin read of a tracker: high-water and first retained offsets of the followed
+ * partitions, and the group's committed offsets when some partition has no reported position or
+ * the consumer commits. `refresh()` never throws (a failure keeps the last values, logged once);
+ * `stop()` disconnects the admin client without waiting for a read in flight.
+ */
+function createOffsetReader(o: ConsumerLagOptions, followed: Followed, book: OffsetBook, log: Logger) {
   let admin: Admin | undefined;
   let connected: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let failing = false;
   let stopped = false;
-
-  const raiseHigh = (k: string, h: bigint) => {
-    // High-water marks only grow; a batch's mark may be older than the last admin read.
-    if (h > (high.get(k) ?? -1n)) high.set(k, h);
-  };
-
-  function lag(topic: string, partition: number): bigint | undefined {
-    const k = key(topic, partition);
-    const h = high.get(k);
-    if (h === undefined) return undefined;
-    let p = reported.get(k);
-    if (p === undefined) {
-      const c = committed.get(k);
-      p = c !== undefined && c >= 0n ? c : low.get(k);
-    }
-    if (p === undefined) return undefined;
-    return h > p ? h - p : 0n;
-  }
-
-  function committedLag(topic: string, partition: number): bigint | undefined {
-    const k = key(topic, partition);
-    const h = high.get(k);
-    const c = committed.get(k);
-    const from = c !== undefined && c >= 0n ? c : low.get(k);
-    if (h === undefined || from === undefined) return undefined;
-    return h > from ? h - from : 0n;
-  }
 
   /** The admin client, connected; a failed connect is forgotten so the next refresh tries again. */
   async function connectedAdmin(): Promise<Admin> {
@@ -213,14 +239,14 @@ export function trackConsumerLag(o: ConsumerLagOptions): ConsumerLag {
         if (!o.consumer) parts.add(x.partition);
         if (!parts.has(x.partition)) continue;
         const k = key(topic, x.partition);
-        raiseHigh(k, BigInt(x.high));
-        low.set(k, BigInt(x.low));
-        if (!reported.has(k)) unreported = true;
+        book.raiseHigh(k, BigInt(x.high));
+        book.low.set(k, BigInt(x.low));
+        if (!book.reported.has(k)) unreported = true;
       }
     }
     if ((!unreported && !o.commits) || topics.length === 0) return;
     for (const t of await client.fetchOffsets({ groupId: o.groupId, topics })) {
-      for (const p of t.partitions) committed.set(key(t.topic, p.partition), BigInt(p.offset));
+      for (const p of t.partitions) book.committed.set(key(t.topic, p.partition), BigInt(p.offset));
     }
   }
 
@@ -246,90 +272,116 @@ export function trackConsumerLag(o: ConsumerLagOptions): ConsumerLag {
     return running;
   }
 
-  function startTimer(): void {
-    if (timer || stopped) return;
-    timer = setInterval(() => void refresh(), o.refreshMs);
-    timer.unref();
-  }
-
-  const source: Source = {
-    name: o.name,
-    samples() {
-      const out: Array<{ topic: string; partition: number; lag: bigint }> = [];
-      for (const [topic, parts] of followed)
-        for (const partition of parts) {
-          const n = lag(topic, partition);
-          if (n !== undefined) out.push({ topic, partition, lag: n });
-        }
-      return out;
-    },
-    committedSamples() {
-      const out: Array<{ topic: string; partition: number; lag: bigint }> = [];
-      if (!o.commits) return out;
-      for (const [topic, parts] of followed)
-        for (const partition of parts) {
-          const n = committedLag(topic, partition);
-          if (n !== undefined) out.push({ topic, partition, lag: n });
-        }
-      return out;
-    },
-  };
-  lagGauge(o.registry).add(source);
-  const failures = failureCounters.get(o.registry);
-  if (o.commits) failures?.inc({ consumer: o.name }, 0);
-
-  const c = o.consumer;
-  if (c) {
-    removers.push(
-      c.on(c.events.GROUP_JOIN, (e) => {
-        followed.clear();
-        for (const [topic, parts] of Object.entries(e.payload.memberAssignment))
-          followed.set(topic, new Set(parts));
-        // Positions of partitions another member now owns would only go stale here.
-        for (const m of [reported, committed])
-          for (const k of [...m.keys()]) {
-            const [p, topic] = k.split('\u0000') as [string, string];
-            if (!followed.get(topic)?.has(Number(p))) m.delete(k);
-          }
-        startTimer();
-        void refresh();
-      }),
-      c.on(c.events.END_BATCH_PROCESS, (e) => {
-        const h = e.payload.highWatermark;
-        if (/^\d+$/.test(h)) raiseHigh(key(e.payload.topic, e.payload.partition), BigInt(h));
-      }),
-    );
-  }
-
   return {
-    start() {
-      startTimer();
-      void refresh();
+    refresh,
+    /** Starts the periodic read every `o.refreshMs` ms (once; never after `stop`). */
+    startTimer(): void {
+      if (timer || stopped) return;
+      timer = setInterval(() => void refresh(), o.refreshMs);
+      timer.unref();
     },
-    position(topic, partition, next) {
-      reported.set(key(topic, partition), next);
-    },
-    lag,
-    committed(topic, partition, next) {
-      const k = key(topic, partition);
-      // A refresh in flight may bring an older read; a commit only moves the offset forward here.
-      if (next > (committed.get(k) ?? -1n)) committed.set(k, next);
-    },
-    commitFailed() {
-      failures?.inc({ consumer: o.name });
-    },
-    committedLag,
-    async stop() {
+    async stop(): Promise<void> {
       stopped = true;
       if (timer) clearInterval(timer);
-      for (const r of removers.splice(0)) r();
-      sources.get(o.registry)?.delete(source);
       // A read in flight (kafkajs retries a missing topic for seconds) must not hold up a shutdown:
       // disconnecting makes it fail, and the failure is not logged once stopped.
       if (admin) {
         await connected?.catch(() => {});
         await admin.disconnect().catch(() => {});
       }
+    },
+  };
+}
+
+/** The gauge's view of one tracker: a sample per followed partition whose lag is known. */
+function sourceOf(name: string, commits: boolean, followed: Followed, book: OffsetBook): Source {
+  const collect = (f: (topic: string, partition: number) => bigint | undefined): Sample[] => {
+    const out: Sample[] = [];
+    for (const [topic, parts] of followed)
+      for (const partition of parts) {
+        const n = f(topic, partition);
+        if (n !== undefined) out.push({ topic, partition, lag: n });
+      }
+    return out;
+  };
+  return {
+    name,
+    samples: () => collect(book.lag),
+    committedSamples: () => (commits ? collect(book.committedLag) : []),
+  };
+}
+
+/**
+ * Follows `c`'s assignment (GROUP_JOIN: the followed partitions become the new assignment and
+ * positions of partitions it lost are forgotten, then `onJoin`) and the high-water mark of each of
+ * its batches. @returns the listeners' removers.
+ */
+function listenToConsumer(
+  c: Consumer,
+  followed: Followed,
+  book: OffsetBook,
+  onJoin: () => void,
+): Array<() => void> {
+  return [
+    c.on(c.events.GROUP_JOIN, (e) => {
+      followed.clear();
+      for (const [topic, parts] of Object.entries(e.payload.memberAssignment))
+        followed.set(topic, new Set(parts));
+      // Positions of partitions another member now owns would only go stale here.
+      for (const m of [book.reported, book.committed])
+        for (const k of [...m.keys()]) {
+          const [p, topic] = k.split('\u0000') as [string, string];
+          if (!followed.get(topic)?.has(Number(p))) m.delete(k);
+        }
+      onJoin();
+    }),
+    c.on(c.events.END_BATCH_PROCESS, (e) => {
+      const h = e.payload.highWatermark;
+      if (/^\d+$/.test(h)) book.raiseHigh(key(e.payload.topic, e.payload.partition), BigInt(h));
+    }),
+  ];
+}
+
+/** Starts following a consumer (or a group's backlog); see the module comment. */
+export function trackConsumerLag(o: ConsumerLagOptions): ConsumerLag {
+  const log = o.logger.child({ component: 'consumer-lag', consumer: o.name });
+  /** Followed partitions per topic; with a consumer, its assignment (empty until it joins). */
+  const followed: Followed = new Map(o.consumer ? [] : (o.topics ?? []).map((t) => [t, new Set()]));
+  const book = createOffsetBook();
+  const reader = createOffsetReader(o, followed, book, log);
+  const source = sourceOf(o.name, o.commits === true, followed, book);
+  lagGauge(o.registry).add(source);
+  const failures = failureCounters.get(o.registry);
+  if (o.commits) failures?.inc({ consumer: o.name }, 0);
+  const removers = o.consumer
+    ? listenToConsumer(o.consumer, followed, book, () => {
+        reader.startTimer();
+        void reader.refresh();
+      })
+    : [];
+
+  return {
+    start() {
+      reader.startTimer();
+      void reader.refresh();
+    },
+    position(topic, partition, next) {
+      book.reported.set(key(topic, partition), next);
+    },
+    lag: book.lag,
+    committed(topic, partition, next) {
+      const k = key(topic, partition);
+      // A refresh in flight may bring an older read; a commit only moves the offset forward here.
+      if (next > (book.committed.get(k) ?? -1n)) book.committed.set(k, next);
+    },
+    commitFailed() {
+      failures?.inc({ consumer: o.name });
+    },
+    committedLag: book.committedLag,
+    async stop() {
+      for (const r of removers.splice(0)) r();
+      sources.get(o.registry)?.delete(source);
+      await reader.stop();
     },
   };
 }
