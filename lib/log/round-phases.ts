@@ -3,17 +3,18 @@
  * from a read model that lags ("known from the lifecycle read from the log"). The
  * API asks it whether a bet may be taken and which flight a cash-out belongs to.
  *
- * Like an edge's source (lib/stream/source.ts): its own consumer group per process that commits
- * nothing; at start the newest lifecycle of each game is found by reading the log tail backwards,
- * then every partition is followed live from the high-water marks captured before the scan.
+ * Like an edge's source (lib/stream/source.ts): at start the newest lifecycle of each game is found
+ * by reading the log tail backwards, then every partition is followed live from the high-water
+ * marks captured before the scan by the topic follower (topic-follower.ts: its own consumer group
+ * per process that commits nothing, and after a group rejoin each partition goes on from the next
+ * record it has not folded).
  *
  * A RoundFinished the admission rule refuses (rules/rounds/admission.ts: from the future or the
  * past, a duplicate, a conflicting duplicate) changes no phase and is counted in
  * `round_phases_refused_total{reason}`: a round from the future with a higher id than the engine's
  * can no longer end the open round or hide the engine's next RoundOpened.
  */
-import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import { Counter, type Registry } from 'prom-client';
 import { GAME_SLUGS, type GameSlug } from '../../rules/games/catalog.ts';
 import { admitByTime, REFUSAL_REASONS, RoundLedger } from '../../rules/rounds/admission.ts';
@@ -24,6 +25,7 @@ import type { Logger } from '../logger.ts';
 import { partitionOffsets } from './kafka.ts';
 import { decodeRoundEvent } from './rounds-codec.ts';
 import { scanBackward } from './rounds-log.ts';
+import { createTopicFollower, type TopicFollower } from './topic-follower.ts';
 import { topicName } from './topics.ts';
 
 /**
@@ -52,6 +54,96 @@ export interface RoundPhases {
   stop(): Promise<void>;
 }
 
+/** Where the view's folds and the refusal counter live; shared by the start-up scan and the live follower. */
+interface PhaseFold {
+  readonly phases: Map<GameSlug, Phase>;
+  /** Per game, append times of its last BettingClosed records by round id (insertion order). */
+  readonly closes: Map<GameSlug, Map<number, number>>;
+  /** Folds `e`, appended at `appendedAt` (Unix ms), unless the admission rule refuses it. */
+  apply(e: RoundEvent, appendedAt: number): void;
+}
+
+/** Append times kept per game (its last BettingClosed records). */
+const KEPT_CLOSES = 16;
+
+/**
+ * The fold of round events into phases and close times. A RoundFinished the admission rule refuses
+ * changes nothing and is counted in `refused` (logged unless a duplicate).
+ */
+function createPhaseFold(log: Logger, refused: Counter<'reason'> | undefined): PhaseFold {
+  const phases = new Map<GameSlug, Phase>();
+  const closes = new Map<GameSlug, Map<number, number>>();
+  const ledger = new RoundLedger();
+  const keepClose = (e: RoundEvent & { type: 'BettingClosed' }, appendedAt: number) => {
+    const of = closes.get(e.game_slug) ?? new Map<number, number>();
+    closes.set(e.game_slug, of);
+    const known = of.get(e.round_id);
+    if (known === undefined || appendedAt < known) of.set(e.round_id, appendedAt);
+    for (const old of of.keys()) {
+      if (of.size <= KEPT_CLOSES) break;
+      of.delete(old);
+    }
+  };
+  return {
+    phases,
+    closes,
+    apply(e, appendedAt) {
+      if (e.type === 'RoundFinished') {
+        const a = ledger.admit(e, appendedAt);
+        if (!a.admitted) {
+          refused?.inc({ reason: a.reason });
+          if (a.reason !== 'duplicate')
+            log.warn({ round_id: e.round_id, reason: a.reason, detail: a.detail }, 'round refused');
+          return;
+        }
+      }
+      if (e.type === 'BettingClosed') keepClose(e, appendedAt);
+      const next = evolvePhase(phases.get(e.game_slug), e);
+      if (next) phases.set(e.game_slug, next);
+    },
+  };
+}
+
+/**
+ * The newest lifecycle of each game, folded oldest first from a backward scan of `topic`.
+ * @returns the high-water marks captured before the scan (where the live follower starts).
+ */
+async function bootstrap(
+  kafka: Kafka,
+  topic: string,
+  fold: PhaseFold,
+  log: Logger,
+): Promise<Map<number, bigint>> {
+  const marks = new Map<number, bigint>();
+  for (const [p, o] of await partitionOffsets(kafka, topic)) marks.set(p, o.high);
+  const seen = new Map<GameSlug, { e: RoundEvent; at: number }[]>();
+  const finished = new Map<GameSlug, number>();
+  const done = new Set<GameSlug>();
+  await scanBackward(
+    kafka,
+    topic,
+    (e, r) => {
+      if (done.has(e.game_slug) || e.type === 'BetCashedOut') return;
+      const at = Number(r.message.timestamp);
+      seen.set(e.game_slug, [{ e, at }, ...(seen.get(e.game_slug) ?? [])]);
+      // The fold starts at the game's newest RoundOpened: RoundFinished records after it that are
+      // not its own (another producer's, refused or not) change nothing then. A game whose rounds
+      // come without a lifecycle (an older producer) stops after BOOTSTRAP_FINISHED rounds the
+      // time rule admits.
+      if (e.type === 'RoundOpened') done.add(e.game_slug);
+      else if (e.type === 'RoundFinished' && admitByTime(e, at).admitted) {
+        const n = (finished.get(e.game_slug) ?? 0) + 1;
+        finished.set(e.game_slug, n);
+        if (n >= BOOTSTRAP_FINISHED) done.add(e.game_slug);
+      }
+    },
+    () => done.size === GAME_SLUGS.length,
+    { chunk: 200, logger: log },
+  );
+  for (const events of seen.values()) for (const { e, at } of events) fold.apply(e, at);
+  return marks;
+}
+
 /** Builds the view; nothing connects until `start()`. */
 export function createRoundPhases(deps: {
   readonly kafka: Kafka;
@@ -63,8 +155,6 @@ export function createRoundPhases(deps: {
   const { kafka } = deps;
   const topic = topicName(deps.config, 'rounds');
   const log = deps.logger.child({ component: 'round-phases', topic });
-  const phases = new Map<GameSlug, Phase>();
-  const ledger = new RoundLedger();
   const refusedCount = deps.registry
     ? new Counter({
         name: 'round_phases_refused_total',
@@ -74,113 +164,41 @@ export function createRoundPhases(deps: {
       })
     : undefined;
   for (const reason of REFUSAL_REASONS) refusedCount?.inc({ reason }, 0);
-  let consumer: Consumer | undefined;
-  let ready = false;
-  /** Per game, append times of its last BettingClosed records by round id (insertion order). */
-  const closes = new Map<GameSlug, Map<number, number>>();
-  const KEPT_CLOSES = 16;
-
-  /** Folds `e`, appended at `appendedAt` (Unix ms), unless the admission rule refuses it. */
-  const apply = (e: RoundEvent, appendedAt: number) => {
-    if (e.type === 'RoundFinished') {
-      const a = ledger.admit(e, appendedAt);
-      if (!a.admitted) {
-        refusedCount?.inc({ reason: a.reason });
-        if (a.reason !== 'duplicate')
-          log.warn({ round_id: e.round_id, reason: a.reason, detail: a.detail }, 'round refused');
-        return;
-      }
-    }
-    if (e.type === 'BettingClosed') {
-      const of = closes.get(e.game_slug) ?? new Map<number, number>();
-      closes.set(e.game_slug, of);
-      const known = of.get(e.round_id);
-      if (known === undefined || appendedAt < known) of.set(e.round_id, appendedAt);
-      for (const old of of.keys()) {
-        if (of.size <= KEPT_CLOSES) break;
-        of.delete(old);
-      }
-    }
-    const next = evolvePhase(phases.get(e.game_slug), e);
-    if (next) phases.set(e.game_slug, next);
-  };
-
-  /** The newest lifecycle of each game, folded oldest first from a backward scan. */
-  async function bootstrap(): Promise<Map<number, bigint>> {
-    const marks = new Map<number, bigint>();
-    for (const [p, o] of await partitionOffsets(kafka, topic)) marks.set(p, o.high);
-    const seen = new Map<GameSlug, { e: RoundEvent; at: number }[]>();
-    const finished = new Map<GameSlug, number>();
-    const done = new Set<GameSlug>();
-    await scanBackward(
-      kafka,
-      topic,
-      (e, r) => {
-        if (done.has(e.game_slug) || e.type === 'BetCashedOut') return;
-        const at = Number(r.message.timestamp);
-        seen.set(e.game_slug, [{ e, at }, ...(seen.get(e.game_slug) ?? [])]);
-        // The fold starts at the game's newest RoundOpened: RoundFinished records after it that are
-        // not its own (another producer's, refused or not) change nothing then. A game whose rounds
-        // come without a lifecycle (an older producer) stops after BOOTSTRAP_FINISHED rounds the
-        // time rule admits.
-        if (e.type === 'RoundOpened') done.add(e.game_slug);
-        else if (e.type === 'RoundFinished' && admitByTime(e, at).admitted) {
-          const n = (finished.get(e.game_slug) ?? 0) + 1;
-          finished.set(e.game_slug, n);
-          if (n >= BOOTSTRAP_FINISHED) done.add(e.game_slug);
-        }
-      },
-      () => done.size === GAME_SLUGS.length,
-      { chunk: 200, logger: log },
-    );
-    for (const events of seen.values()) for (const { e, at } of events) apply(e, at);
-    return marks;
-  }
+  const fold = createPhaseFold(log, refusedCount);
+  let follower: TopicFollower | undefined;
 
   return {
-    phase: (game) => phases.get(game),
-    closedAppendedAt: (game, roundId) => closes.get(game)?.get(roundId),
+    phase: (game) => fold.phases.get(game),
+    closedAppendedAt: (game, roundId) => fold.closes.get(game)?.get(roundId),
     get ready() {
-      return ready;
+      return follower?.ready ?? false;
     },
     async start() {
-      const marks = await bootstrap();
-      const c = kafka.consumer({
-        groupId: `round-phases-${randomUUID()}`,
+      const marks = await bootstrap(kafka, topic, fold, log);
+      const f = createTopicFollower({
+        kafka,
+        topic,
+        groupPrefix: 'round-phases',
+        from: marks,
         maxWaitTimeInMs: FETCH_MAX_WAIT_MS,
-      });
-      consumer = c;
-      c.on(c.events.GROUP_JOIN, () => {
-        for (const [partition, offset] of marks) c.seek({ topic, partition, offset: String(offset) });
-      });
-      c.on(c.events.FETCH, () => {
-        ready = true;
-      });
-      c.on(c.events.CRASH, (e) => {
-        ready = false;
-        log.error({ err: e.payload.error?.message }, 'consumer crashed');
-      });
-      await c.connect();
-      await c.subscribe({ topic, fromBeginning: false });
-      await c.run({
-        autoCommit: false,
-        eachBatch: async ({ batch }) => {
-          for (const m of batch.messages) {
-            marks.set(batch.partition, BigInt(m.offset) + 1n);
+        logger: log,
+        onRecords: ({ records }) => {
+          for (const m of records) {
             try {
-              apply(decodeRoundEvent(m.value), Number(m.timestamp));
+              fold.apply(decodeRoundEvent(m.value), Number(m.timestamp));
             } catch {
               // An undecodable record is the projector's to dead-letter; it changes no phase.
             }
           }
         },
       });
-      log.info({ games: [...phases.keys()] }, 'following round phases');
+      follower = f;
+      await f.start();
+      log.info({ games: [...fold.phases.keys()] }, 'following round phases');
     },
     async stop() {
-      ready = false;
-      await consumer?.disconnect();
-      consumer = undefined;
+      await follower?.stop();
+      follower = undefined;
     },
   };
 }
