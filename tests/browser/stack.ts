@@ -41,6 +41,8 @@ export interface Stack {
   readonly grpcPort: number;
   /** The stack's configuration (its topic namespace, schema and broker), as its services load it. */
   readonly config: Config;
+  /** The environment every service of the stack gets (a second set of services starts from it). */
+  readonly env: Readonly<Record<string, string>>;
   readonly services: Readonly<Record<string, Service>>;
   /** Output of every service, labelled, for failure messages. */
   logs(): string;
@@ -256,6 +258,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     edgeWsPort: edgeWs,
     grpcPort: grpc,
     config,
+    env,
     services,
     logs,
     stop,

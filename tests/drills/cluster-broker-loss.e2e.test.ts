@@ -207,7 +207,8 @@ describe(`broker loss on a three-node cluster (${FAILOVER} failover settings)`, 
           ? [`bet ${e.value.value.linked_tx_id}: ${e.value.value.reason} at ${new Date(e.at).toISOString()}`]
           : [],
       );
-      expect(voided, voided.join('\n')).toEqual([]);
+      // Soft: the checks after it still run and report.
+      expect.soft(voided, voided.join('\n')).toEqual([]);
       expect(
         events.filter(
           (e) => e.value.type === 'CallbackFailed' && (e.value.value as { parked?: boolean }).parked,
@@ -220,9 +221,9 @@ describe(`broker loss on a three-node cluster (${FAILOVER} failover settings)`, 
 
       // Committed offsets at the log end, and the lag gauge agreeing (0).
       const groups: [string, string][] = [
-        [`${s.config.kafka.topicNamespace}projector`, roundsTopic],
-        [s.config.settlement.group, walletTopic],
-        [s.config.walletSaga.group, walletTopic],
+        [s.env.PROJECTOR_GROUP as string, roundsTopic],
+        [s.env.SETTLEMENT_GROUP as string, walletTopic],
+        [s.env.WALLET_SAGA_GROUP as string, walletTopic],
       ];
       const behindNow = async () =>
         (await Promise.all(groups.map(([g, t]) => commitsBehind(kafka, g, [t])))).flat();
