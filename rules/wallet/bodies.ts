@@ -88,6 +88,42 @@ export interface CallbackRequest {
   readonly body: Record<string, unknown>;
 }
 
+/**
+ * The URL of a callback: the operator's `baseUrl` (without a trailing slash: OperatorConfig;
+ * directory.ts strips it once per row) joined to `path` with exactly one slash.
+ */
+export function callbackUrl(baseUrl: string, path: string): string {
+  return `${baseUrl}${path.startsWith('/') ? '' : '/'}${path}`;
+}
+
+/** The player a Balance callback asks about (a session of the operator). */
+export interface BalanceQuery {
+  readonly userId: string;
+  /** ISO 4217 code or crypto ticker, as on the session. */
+  readonly currency: string;
+  /** The session's token, sent as `session_token`. */
+  readonly sessionToken: string;
+}
+
+/**
+ * The Balance callback (docs/contract.md "Implemented by the operator";
+ * schemas/callbacks/balance.request.json), the same in forms A and B: POST to the operator's
+ * `balancePath` with exactly `{user_id, currency, session_token}`, under `webhookId` (the caller's:
+ * balance callbacks move no money, so no id is derived from a transaction). Pure; never throws.
+ */
+export function buildBalanceRequest(
+  op: { readonly baseUrl: string; readonly balancePath: string },
+  player: BalanceQuery,
+  webhookId: string,
+): CallbackRequest {
+  return {
+    method: 'POST',
+    url: callbackUrl(op.baseUrl, op.balancePath),
+    webhookId,
+    body: { user_id: player.userId, currency: player.currency, session_token: player.sessionToken },
+  };
+}
+
 /** ISO 4217 and the default crypto precisions, for callers that pass no table of their own. */
 let defaultCurrencies: Currencies | undefined;
 const defaults = (): Currencies => {
@@ -118,8 +154,7 @@ export function buildRequest(
   };
   const round = String(b.round_id);
   const webhookId = `${job.kind}-${job.txId}`;
-  // baseUrl comes without a trailing slash (OperatorConfig; directory.ts strips it once per row).
-  const url = (path: string) => `${op.baseUrl}${path.startsWith('/') ? '' : '/'}${path}`;
+  const url = (path: string) => callbackUrl(op.baseUrl, path);
   if (job.kind === 'bet') {
     const body = {
       ...common,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_SCHEDULE } from '../retry/schedule.ts';
 import { answerTable } from './answers.ts';
-import { buildRequest, type CallbackJob, type OperatorConfig } from './bodies.ts';
+import { buildBalanceRequest, buildRequest, type CallbackJob, type OperatorConfig } from './bodies.ts';
 import type { BetContext } from './events.ts';
 
 const bet: BetContext = {
@@ -205,5 +205,31 @@ describe('amounts on the wire', () => {
 
   it('refuses a currency it does not know (the dispatcher parks the callback)', () => {
     expect(() => inCurrency('XTS', 1)).toThrow(/XTS/);
+  });
+});
+
+describe('buildBalanceRequest', () => {
+  it('POSTs exactly user_id, currency and session_token to the balance path, in that order', () => {
+    const req = buildBalanceRequest(
+      { baseUrl: 'http://127.0.0.1:9/base', balancePath: '/wallet/balance' },
+      { userId: 'u1', currency: 'EUR', sessionToken: 'st_1' },
+      'balance-x',
+    );
+    expect(req).toEqual({
+      method: 'POST',
+      url: 'http://127.0.0.1:9/base/wallet/balance',
+      webhookId: 'balance-x',
+      body: { user_id: 'u1', currency: 'EUR', session_token: 'st_1' },
+    });
+    expect(JSON.stringify(req.body)).toBe('{"user_id":"u1","currency":"EUR","session_token":"st_1"}');
+  });
+
+  it('joins a balance path without its leading slash with one slash, as every callback URL', () => {
+    const req = buildBalanceRequest(
+      { baseUrl: 'http://127.0.0.1:9', balancePath: 'wallet/balance' },
+      { userId: 'u1', currency: 'EUR', sessionToken: 'st_1' },
+      'balance-y',
+    );
+    expect(req.url).toBe('http://127.0.0.1:9/wallet/balance');
   });
 });

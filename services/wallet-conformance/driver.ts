@@ -17,7 +17,12 @@ import {
 } from '../../lib/http/callback-schemas.ts';
 import type { Currencies } from '../../rules/money/currencies.ts';
 import type { Answer } from '../../rules/wallet/answers.ts';
-import { buildRequest, type CallbackKind, type CallbackRequest } from '../../rules/wallet/bodies.ts';
+import {
+  buildBalanceRequest,
+  buildRequest,
+  type CallbackKind,
+  type CallbackRequest,
+} from '../../rules/wallet/bodies.ts';
 import type { BetContext } from '../../rules/wallet/events.ts';
 import type { Target } from './target.ts';
 
@@ -222,12 +227,11 @@ export class Driver {
    */
   async balance(step: string, timeoutMs = this.ruleTimeoutMs): Promise<BalanceResult> {
     const { operator: op, player: p } = this.target;
-    const req: CallbackRequest = {
-      method: 'POST',
-      url: `${op.baseUrl}${op.balancePath.startsWith('/') ? '' : '/'}${op.balancePath}`,
-      webhookId: `balance-conformance-${randomBytes(6).toString('hex')}`,
-      body: { user_id: p.userId, currency: p.currency, session_token: p.sessionToken },
-    };
+    const req = buildBalanceRequest(
+      op,
+      { userId: p.userId, currency: p.currency, sessionToken: p.sessionToken },
+      `balance-conformance-${randomBytes(6).toString('hex')}`,
+    );
     const { ex, ms } = await this.exchange(req, 'valid', timeoutMs);
     const { problem, body, minor } = this.readBalance(ex);
     const record = this.record(

@@ -10,6 +10,7 @@ import { openBreakers, updateBreaker } from '../../lib/db/operator-breakers.ts';
 import type { Sql } from '../../lib/db/pool.ts';
 import type { CallbackClient } from '../../lib/http/callback-client.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { buildBalanceRequest } from '../../rules/wallet/bodies.ts';
 import { afterProbe, type BreakerConfig, probeDue } from '../../rules/wallet/breaker.ts';
 import type { Directory, SagaOperator } from './directory.ts';
 import type { SagaMetrics } from './metrics.ts';
@@ -69,15 +70,12 @@ export function createProber(deps: ProberDeps): Prober {
     let ok = false;
     let error: string | null = 'no player to probe with';
     if (op && target && session) {
-      const base = op.baseUrl;
-      const url = `${base}${op.balancePath.startsWith('/') ? '' : '/'}${op.balancePath}`;
-      const body = {
-        user_id: target.user_id,
-        currency: target.currency,
-        session_token: session.sessionToken,
-      };
       const ex = await deps.client.send(
-        { method: 'POST', url, webhookId: `balance-probe-${operatorId}-${now()}`, body },
+        buildBalanceRequest(
+          op,
+          { userId: target.user_id, currency: target.currency, sessionToken: session.sessionToken },
+          `balance-probe-${operatorId}-${now()}`,
+        ),
         op.signingSecret,
         op.timeoutMs,
         Date.now(), // signed at the wall-clock time (see the dispatcher)

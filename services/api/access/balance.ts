@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { signHeaders } from '../../../lib/http/callback-client.ts';
 import type { Currencies } from '../../../rules/money/currencies.ts';
+import { buildBalanceRequest } from '../../../rules/wallet/bodies.ts';
 import { BadGatewayError } from '../errors.ts';
 import type { OperatorRow, PlayerSession } from './guards.ts';
 import { demoStartMinor } from './money.ts';
@@ -27,7 +28,8 @@ export interface PlayerBalance {
 const DECIMAL = /^-?\d{1,20}(\.\d{1,12})?$/;
 
 /**
- * POSTs `{user_id, currency, session_token}` to the operator's balance path, signed (headers
+ * POSTs `{user_id, currency, session_token}` (rules/wallet/bodies.ts buildBalanceRequest) to the
+ * operator's balance path, signed (headers
  * webhook-id `balance-<uuid>`, webhook-timestamp in s, webhook-signature), within its timeout_ms.
  * @returns the operator's `balance` (decimal string) and `currency`.
  * @throws BadGatewayError when the operator cannot be reached, times out, answers non-200, or
@@ -38,19 +40,20 @@ export async function fetchOperatorBalance(
   req: { user_id: string; currency: string; session_token: string },
   now: () => number = Date.now,
 ): Promise<{ balance: string; currency: string }> {
-  const body = JSON.stringify({
-    user_id: req.user_id,
-    currency: req.currency,
-    session_token: req.session_token,
-  });
+  const request = buildBalanceRequest(
+    { baseUrl: op.base_url, balancePath: op.balance_path },
+    { userId: req.user_id, currency: req.currency, sessionToken: req.session_token },
+    `balance-${randomUUID()}`,
+  );
+  const body = JSON.stringify(request.body);
   const headers = {
     'content-type': 'application/json',
-    ...signHeaders(`balance-${randomUUID()}`, body, op.signing_secret, now()),
+    ...signHeaders(request.webhookId, body, op.signing_secret, now()),
   };
   let res: Response;
   try {
-    res = await fetch(`${op.base_url}${op.balance_path}`, {
-      method: 'POST',
+    res = await fetch(request.url, {
+      method: request.method,
       headers,
       body,
       signal: AbortSignal.timeout(op.timeout_ms),
