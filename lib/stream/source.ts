@@ -1,7 +1,8 @@
 /**
  * The edge's own reader of every partition of `rounds` (docs/architecture.md "Edge nodes
- * are stateless"). Each process uses a consumer group of its own (`edge-<uuid>`) that commits
- * nothing, so any number of edges each see every round and a restarted edge starts fresh.
+ * are stateless"). Each process follows the topic with the topic follower (lib/log/topic-follower.ts:
+ * a consumer group of its own, `edge-<uuid>`, that commits nothing), so any number of edges each
+ * see every round and a restarted edge starts fresh.
  *
  * Start-up: (a) the high-water marks are captured; (b) the newest round of each game is found by
  * reading the log tail backwards and published to the hub before any subscriber can exist, so
@@ -15,16 +16,15 @@
  * round and make the hub or a subscriber's position skip the rounds after it. A round of a lower id
  * than one published is streamed like any other (deduplicated by id, not by a high-water mark).
  */
-import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import { GAME_SLUGS } from '../../rules/games/catalog.ts';
 import { admitByTime, REFUSAL_REASONS, RoundLedger } from '../../rules/rounds/admission.ts';
 import type { RoundEvent, RoundLifecycle } from '../../rules/rounds/round.ts';
 import type { SharedConfig } from '../config/shared.ts';
-import { type ConsumerLag, trackConsumerLag } from '../log/consumer-lag.ts';
 import { partitionOffsets } from '../log/kafka.ts';
 import { decodeRoundEvent } from '../log/rounds-codec.ts';
 import { scanBackward } from '../log/rounds-log.ts';
+import { createTopicFollower, type FollowedRecords, type TopicFollower } from '../log/topic-follower.ts';
 import { topicName } from '../log/topics.ts';
 import type { Logger } from '../logger.ts';
 import { Delivery, type FanOutHub } from './hub.ts';
@@ -90,11 +90,7 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
   const { kafka, hub, metrics } = deps;
   const log = deps.logger.child({ component: 'edge-source' });
   const topic = topicName(deps.config, 'rounds');
-  let consumer: Consumer | undefined;
-  let lag: ConsumerLag | undefined;
-  // Next offset to read per partition: the start marks, then past each record handled.
-  let next = new Map<number, bigint>();
-  let ready = false;
+  let follower: TopicFollower | undefined;
   let stopped = false;
   const ledger = new RoundLedger();
   for (const reason of REFUSAL_REASONS) metrics.refused.inc({ reason }, 0);
@@ -179,74 +175,45 @@ export function createRoundSource(deps: RoundSourceDeps): RoundSource {
     return marks;
   }
 
+  /** Hands the live records of one partition to the hub (rounds) or the lifecycle hook. */
+  const handOut = ({ partition, records }: FollowedRecords): void => {
+    for (const m of records) {
+      const event = decode(m.value, partition, m.offset);
+      if (!event || event.type === 'BetCashedOut') continue;
+      const at = appendTime(m.timestamp);
+      if (event.type === 'RoundFinished') admit(new Delivery(event, at, partition, BigInt(m.offset)));
+      else deps.onLifecycle?.(event, at, partition, BigInt(m.offset));
+    }
+  };
+
   return {
     topic,
     get ready() {
-      return ready;
+      return !stopped && (follower?.ready ?? false);
     },
-    positions: () => new Map(next),
+    positions: () => follower?.positions() ?? new Map(),
     async start() {
       const marks = await bootstrap();
-      const groupId = `edge-${randomUUID()}`;
-      const c = kafka.consumer({ groupId, maxWaitTimeInMs: FETCH_MAX_WAIT_MS, minBytes: 1 });
-      consumer = c;
-      const l = trackConsumerLag({
+      // The topic follower seeks every partition to the next record not yet handed out on every
+      // group join (a kafkajs restart after a broker outage included): the group commits nothing.
+      const f = createTopicFollower({
         kafka,
-        registry: metrics.register,
-        name: 'edge-source',
-        groupId,
-        consumer: c,
-        refreshMs: deps.config.kafka.lagRefreshMs,
+        topic,
+        groupPrefix: 'edge',
+        from: marks,
+        maxWaitTimeInMs: FETCH_MAX_WAIT_MS,
+        minBytes: 1,
         logger: log,
+        onRecords: handOut,
+        lag: { registry: metrics.register, name: 'edge-source', refreshMs: deps.config.kafka.lagRefreshMs },
       });
-      lag = l;
-      // The group commits nothing, so after a kafkajs restart (broker outage) it would start at the
-      // end; seeking to `next` on every join resumes exactly where it stopped instead. GROUP_JOIN
-      // is emitted synchronously before the first fetch, so the seek always applies to it.
-      next = new Map(marks);
-      let joined = false;
-      c.on(c.events.GROUP_JOIN, () => {
-        joined = true;
-        for (const [partition, offset] of next) {
-          c.seek({ topic, partition, offset: String(offset) });
-          l.position(topic, partition, offset);
-        }
-      });
-      c.on(c.events.FETCH, () => {
-        if (joined && !stopped) ready = true;
-      });
-      c.on(c.events.CRASH, (e) => {
-        ready = false;
-        joined = false;
-        log.error({ err: e.payload.error?.message, restart: e.payload.restart }, 'consumer crashed');
-      });
-      await c.connect();
-      await c.subscribe({ topic, fromBeginning: false });
-      await c.run({
-        autoCommit: false,
-        eachBatch: async ({ batch }) => {
-          for (const m of batch.messages) {
-            next.set(batch.partition, BigInt(m.offset) + 1n);
-            const event = decode(m.value, batch.partition, m.offset);
-            if (!event || event.type === 'BetCashedOut') continue;
-            const at = appendTime(m.timestamp);
-            if (event.type === 'RoundFinished')
-              admit(new Delivery(event, at, batch.partition, BigInt(m.offset)));
-            else deps.onLifecycle?.(event, at, batch.partition, BigInt(m.offset));
-          }
-          const position = next.get(batch.partition);
-          if (position !== undefined) l.position(topic, batch.partition, position);
-        },
-      });
+      follower = f;
+      await f.start();
       log.info({ topic, marks: Object.fromEntries([...marks].map(([p, o]) => [p, String(o)])) }, 'live');
     },
     async stop() {
       stopped = true;
-      ready = false;
-      await consumer?.disconnect();
-      consumer = undefined;
-      await lag?.stop();
-      lag = undefined;
+      await follower?.stop();
     },
   };
 }
