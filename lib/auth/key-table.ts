@@ -1,16 +1,16 @@
 /**
  * The in-memory key table every credential-checking process holds (docs/contract.md "Topics", auth-keys):
  * `MemoryKeyTable` is the pure fold of key events; `startKeyTable` feeds one from the compacted
- * `auth-keys` topic, read from the beginning with a consumer group unique to the process (nothing
- * committed), ready once caught up to the high-water marks seen at start, then following live with
- * a 100 ms fetch wait so a revocation is applied within a second.
+ * `auth-keys` topic, read from the beginning by the topic follower (lib/log/topic-follower.ts: a
+ * consumer group unique to the process, nothing committed, a rejoin goes on from the next record
+ * not applied), ready once caught up to the high-water marks seen at start, then following live
+ * with a 100 ms fetch wait so a revocation is applied within a second.
  */
-import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { SharedConfig } from '../config/shared.ts';
 import { UnavailableError } from '../errors.ts';
-import { trackConsumerLag } from '../log/consumer-lag.ts';
+import { createTopicFollower } from '../log/topic-follower.ts';
 import { ensureTopics, topicName } from '../log/topics.ts';
 import type { Logger } from '../logger.ts';
 import { decodeKeyEvent, type KeyEvent, type LogPosition } from './key-events.ts';
@@ -170,37 +170,27 @@ export async function startKeyTable(deps: {
   };
   checkReady();
 
-  const groupId = `auth-keys-${randomUUID()}`;
-  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
-  const lag = deps.registry
-    ? trackConsumerLag({
-        kafka,
-        registry: deps.registry,
-        name: 'key-table',
-        groupId,
-        consumer,
-        refreshMs: config.kafka.lagRefreshMs,
-        logger: log,
-      })
-    : undefined;
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachBatch: async ({ batch }) => {
-      for (const m of batch.messages) {
+  // The topic follower seeks every partition to the next record not yet applied after each group
+  // join, so a rejoin (broker outage) neither re-applies the table nor skips a revocation.
+  const follower = createTopicFollower({
+    kafka,
+    topic,
+    groupPrefix: 'auth-keys',
+    from: 'beginning',
+    maxWaitTimeInMs: 100,
+    logger: log,
+    ...(deps.registry
+      ? { lag: { registry: deps.registry, name: 'key-table', refreshMs: config.kafka.lagRefreshMs } }
+      : {}),
+    onRecords: ({ partition, records }) => {
+      for (const m of records) {
         try {
           table.apply(decodeKeyEvent(m.key, m.value));
         } catch (err) {
-          log.error(
-            { err, partition: batch.partition, offset: m.offset },
-            'skipping undecodable auth-keys record',
-          );
+          log.error({ err, partition, offset: m.offset }, 'skipping undecodable auth-keys record');
         }
-        next.set(batch.partition, BigInt(m.offset) + 1n);
+        next.set(partition, BigInt(m.offset) + 1n);
       }
-      const done = next.get(batch.partition);
-      if (done !== undefined) lag?.position(topic, batch.partition, done);
       for (const w of waiters) {
         if ((next.get(w.pos.partition) ?? 0n) > w.pos.offset) {
           waiters.delete(w);
@@ -210,6 +200,7 @@ export async function startKeyTable(deps: {
       checkReady();
     },
   });
+  await follower.start();
   const timeout = deps.readyTimeoutMs ?? 30_000;
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -223,8 +214,7 @@ export async function startKeyTable(deps: {
       }),
     ]);
   } catch (err) {
-    await consumer.disconnect();
-    await lag?.stop();
+    await follower.stop();
     throw err;
   } finally {
     clearTimeout(timer);
@@ -258,8 +248,7 @@ export async function startKeyTable(deps: {
       });
     },
     async close() {
-      await consumer.disconnect();
-      await lag?.stop();
+      await follower.stop();
     },
   };
 }
