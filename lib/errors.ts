@@ -2,29 +2,46 @@ import { AppError } from '../rules/errors.ts';
 
 export { AppError };
 
+/** Codes of the adapters' errors (this file); a code not listed here does not compile. */
+export type LibErrorCode =
+  | 'CONFIG_INVALID'
+  | 'RECORD_UNDECODABLE'
+  | 'RECORD_UNENCODABLE'
+  | 'DEPENDENCY_UNAVAILABLE'
+  | 'APPEND_DEADLINE_PASSED';
+
+/** Base of the adapters' errors: an {@link AppError} whose code is one of {@link LibErrorCode}. */
+abstract class LibError extends AppError {
+  declare readonly code: LibErrorCode;
+
+  constructor(code: LibErrorCode, message: string, options: { cause?: unknown; retryable?: boolean } = {}) {
+    super(code, message, options);
+  }
+}
+
 /** Invalid configuration; the process stops at start-up with this message. */
-export class ConfigError extends AppError {
+export class ConfigError extends LibError {
   constructor(message: string) {
     super('CONFIG_INVALID', message);
   }
 }
 
 /** A record on a topic that cannot be decoded (bad framing, unknown schema id, bad Avro body). */
-export class DecodeError extends AppError {
+export class DecodeError extends LibError {
   constructor(message: string, cause?: unknown) {
     super('RECORD_UNDECODABLE', message, { cause });
   }
 }
 
 /** A value that cannot be encoded with its schema. */
-export class EncodeError extends AppError {
+export class EncodeError extends LibError {
   constructor(message: string, cause?: unknown) {
     super('RECORD_UNENCODABLE', message, { cause });
   }
 }
 
 /** A dependency (database, broker) is unreachable; the request may succeed later. */
-export class UnavailableError extends AppError {
+export class UnavailableError extends LibError {
   constructor(message: string, cause?: unknown) {
     super('DEPENDENCY_UNAVAILABLE', message, { cause, retryable: true });
   }
@@ -34,7 +51,7 @@ export class UnavailableError extends AppError {
  * A record refused before it was sent: its deadline (Unix ms) passed while it waited for an append
  * in flight (lib/log/batching-appender.ts). Nothing of it is on the log.
  */
-export class AppendDeadlineError extends AppError {
+export class AppendDeadlineError extends LibError {
   readonly deadline: number;
 
   constructor(deadline: number, now: number) {

@@ -20,8 +20,31 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * Every code an error of the pure rules carries (this file, rules/bets/payout.ts,
+ * rules/retry/schedule.ts, rules/wallet/answers.ts); a code not listed here does not compile.
+ */
+export type RulesErrorCode =
+  | 'FAIRNESS_INPUT_INVALID'
+  | MoneyErrorCode
+  | 'ROUND_REFUSED'
+  | 'INVALID_BET'
+  | 'RETRY_POLICY_INVALID'
+  | 'ANSWER_TABLE_INVALID';
+
+/** Base of the rules' errors: an {@link AppError} whose code is one of {@link RulesErrorCode}. */
+export abstract class RulesError extends AppError {
+  declare readonly code: RulesErrorCode;
+
+  constructor(code: RulesErrorCode, message: string) {
+    super(code, message);
+  }
+}
+
 /** Malformed input to a fairness computation or verification (bad hex, index out of range, unknown game). */
-export class FairnessInputError extends AppError {
+export class FairnessInputError extends RulesError {
+  declare readonly code: 'FAIRNESS_INPUT_INVALID';
+
   constructor(message: string) {
     super('FAIRNESS_INPUT_INVALID', message);
   }
@@ -39,7 +62,9 @@ export type MoneyErrorCode =
  * precision setting, a minor amount that is not a safe integer, or an amount a JSON number cannot
  * carry exactly.
  */
-export class MoneyError extends AppError {
+export class MoneyError extends RulesError {
+  declare readonly code: MoneyErrorCode;
+
   constructor(code: MoneyErrorCode, message: string) {
     super(code, message);
   }
@@ -50,7 +75,8 @@ export class MoneyError extends AppError {
  * `future`, `past`, `duplicate` or `conflict`; the message (the projector's dead-letter reason)
  * names it and the times or round id involved.
  */
-export class RoundRefusedError extends AppError {
+export class RoundRefusedError extends RulesError {
+  declare readonly code: 'ROUND_REFUSED';
   readonly reason: string;
 
   constructor(reason: string, detail: string) {

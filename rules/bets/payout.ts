@@ -11,12 +11,14 @@
  * - slot: payout = floor(amount × result multiplier); lost when the multiplier is 0.
  * - wall-street: the right trend pays 1.96x.
  */
-import { AppError } from '../errors.ts';
+import { RulesError } from '../errors.ts';
 import type { RoundResult } from '../rounds/round.ts';
 import type { BetPlaced } from '../wallet/events.ts';
 
 /** A bet's selection or a round value that cannot be settled (wrong game, malformed multiplier). */
-export class InvalidBetError extends AppError {
+export class InvalidBetError extends RulesError {
+  declare readonly code: 'INVALID_BET';
+
   constructor(message: string) {
     super('INVALID_BET', message);
   }

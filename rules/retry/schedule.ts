@@ -17,6 +17,8 @@
  * Blog, "Exponential Backoff And Jitter", 2015) uniform in [0, min(max, min × factor^(n−1))).
  */
 
+import { RulesError } from '../errors.ts';
+
 /** A resolved schedule: the wait before each retry (ms) and how much of it may be cut at random. */
 export interface RetrySchedule {
   /** Ceiling of the wait before retry 1, 2, …, ms; its length is the number of retries. */
@@ -55,8 +57,12 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
 });
 
 /** A retry_policy value that cannot be used. */
-export class RetryPolicyError extends Error {
-  readonly code = 'RETRY_POLICY_INVALID';
+export class RetryPolicyError extends RulesError {
+  declare readonly code: 'RETRY_POLICY_INVALID';
+
+  constructor(message: string) {
+    super('RETRY_POLICY_INVALID', message);
+  }
 }
 
 /** Longest single wait, ms (2 days), and most retries. */

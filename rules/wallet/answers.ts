@@ -31,6 +31,8 @@
  *   Any non-200 HTTP status is a failure.
  */
 
+import { RulesError } from '../errors.ts';
+
 /** A refusal that moved no money, in our words (BetRejected.code). */
 export type RefusalCode =
   | 'INSUFFICIENT_FUNDS'
@@ -139,8 +141,12 @@ const PRESETS: Record<AnswerPreset, AnswerTable> = {
 };
 
 /** A stored answer_table that cannot be used. */
-export class AnswerTableError extends Error {
-  readonly code = 'ANSWER_TABLE_INVALID';
+export class AnswerTableError extends RulesError {
+  declare readonly code: 'ANSWER_TABLE_INVALID';
+
+  constructor(message: string) {
+    super('ANSWER_TABLE_INVALID', message);
+  }
 }
 
 /** Every refusal code, in the order the docs list them. */

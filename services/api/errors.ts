@@ -8,30 +8,101 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError } from 'fastify';
 import { isConnectionError } from '../../lib/db/pool.ts';
 import { AppError, UnavailableError } from '../../lib/errors.ts';
+import type { Refusal } from '../../rules/rounds/publishing.ts';
+
+/** Codes of {@link InvalidInputError} (400): which input was malformed. */
+export type InvalidInputCode =
+  | 'INVALID_INPUT'
+  | 'INVALID_SELECTION'
+  | 'INVALID_KEY'
+  | 'INVALID_BROWSER_KEY'
+  | 'INVALID_ROUND'
+  | 'INVALID_GAME_SLUG'
+  | 'INVALID_GAME_TYPE'
+  | 'INVALID_LIMIT'
+  | Refusal['code'];
+
+/** Codes of {@link NotFoundError} (404): what was not found. */
+export type NotFoundCode =
+  | 'GAME_NOT_FOUND'
+  | 'GAME_TYPE_NOT_FOUND'
+  | 'NO_ROUNDS_YET'
+  | 'SESSION_NOT_FOUND'
+  | 'BET_NOT_FOUND'
+  | 'OPERATOR_NOT_FOUND'
+  | 'LAUNCH_NOT_FOUND'
+  | 'CALLBACK_NOT_FOUND'
+  | 'KEY_NOT_FOUND';
+
+/** Codes of {@link ConflictError} (409): what the write contradicts. */
+export type ConflictCode =
+  | 'BETTING_CLOSED'
+  | 'NO_FREE_BET'
+  | 'ALREADY_CASHED_OUT'
+  | 'CRASHED'
+  | 'NOT_A_CRASH_BET'
+  | 'FLIGHT_NOT_STARTED'
+  | 'ROUND_FINISHED'
+  | 'LAST_ADMIN_KEY'
+  | 'ROUND_CONFLICT'
+  | Refusal['code'];
+
+/** Codes of {@link GoneError} (410): why the game URL no longer works. */
+export type GoneCode = 'LAUNCH_USED' | 'LAUNCH_EXPIRED';
+
+/**
+ * Every code an error of the REST and session API carries (the problem JSON's `code`); a code
+ * not listed here does not compile.
+ */
+export type ApiErrorCode =
+  | InvalidInputCode
+  | NotFoundCode
+  | ConflictCode
+  | GoneCode
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'RATE_LIMITED'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'INSUFFICIENT_FUNDS'
+  | 'OPERATOR_UNAVAILABLE'
+  | 'OPERATOR_NOT_READY';
+
+/** The API's base error: an {@link AppError} whose code is one of {@link ApiErrorCode}. */
+export abstract class ApiError extends AppError {
+  declare readonly code: ApiErrorCode;
+
+  constructor(code: ApiErrorCode, message: string, options: { cause?: unknown; retryable?: boolean } = {}) {
+    super(code, message, options);
+  }
+}
 
 /** Malformed request input (path parameter or query); answered 400 with the message as `error`. */
-export class InvalidInputError extends AppError {
-  constructor(code: string, message: string) {
+export class InvalidInputError extends ApiError {
+  declare readonly code: InvalidInputCode;
+
+  constructor(code: InvalidInputCode, message: string) {
     super(code, message);
   }
 }
 
 /** A body in a media type or charset the route does not read (only JSON in UTF-8); answered 415. */
-export class UnsupportedMediaTypeError extends AppError {
+export class UnsupportedMediaTypeError extends ApiError {
   constructor(message: string) {
     super('UNSUPPORTED_MEDIA_TYPE', message);
   }
 }
 
 /** A well-formed reference to something that does not exist; answered 404 with the message. */
-export class NotFoundError extends AppError {
-  constructor(code: string, message: string) {
+export class NotFoundError extends ApiError {
+  declare readonly code: NotFoundCode;
+
+  constructor(code: NotFoundCode, message: string) {
     super(code, message);
   }
 }
 
 /** The per-IP request budget is spent; answered 429. `retryAfterS` is the wait in seconds. */
-export class RateLimitedError extends AppError {
+export class RateLimitedError extends ApiError {
   readonly retryAfterS: number;
 
   constructor(retryAfterS: number) {
@@ -44,7 +115,7 @@ export class RateLimitedError extends AppError {
  * A refused credential (docs/architecture.md: 401 `{error:"Unauthorized", success:false, reason}`, 403
  * `{error:"Forbidden", success:false, reason:"scope"}`). `reason` is lib/auth/verifier.ts's.
  */
-export class AuthError extends AppError {
+export class AuthError extends ApiError {
   readonly status: 401 | 403;
   readonly reason: string;
 
@@ -60,32 +131,35 @@ export class AuthError extends AppError {
 }
 
 /** A write that contradicts what is already recorded (e.g. another round under the same id); 409. */
-export class ConflictError extends AppError {
+export class ConflictError extends ApiError {
+  declare readonly code: ConflictCode;
   /** Extension members of the problem JSON (RFC 7807 §3.2), e.g. `next_round_opens_at`. */
   readonly extensions: Readonly<Record<string, unknown>>;
 
-  constructor(code: string, message: string, extensions: Readonly<Record<string, unknown>> = {}) {
+  constructor(code: ConflictCode, message: string, extensions: Readonly<Record<string, unknown>> = {}) {
     super(code, message);
     this.extensions = extensions;
   }
 }
 
 /** A resource that existed but is used up for good (a spent or expired game URL, docs/contract.md "Operator callbacks"); 410. */
-export class GoneError extends AppError {
-  constructor(code: string, message: string) {
+export class GoneError extends ApiError {
+  declare readonly code: GoneCode;
+
+  constructor(code: GoneCode, message: string) {
     super(code, message);
   }
 }
 
 /** The player's (virtual) balance does not cover the stake; 402. */
-export class InsufficientFundsError extends AppError {
+export class InsufficientFundsError extends ApiError {
   constructor(message: string) {
     super('INSUFFICIENT_FUNDS', message);
   }
 }
 
 /** An operator's callback failed or answered something unusable; 502. */
-export class BadGatewayError extends AppError {
+export class BadGatewayError extends ApiError {
   constructor(message: string, cause?: unknown) {
     super('OPERATOR_UNAVAILABLE', message, { cause });
   }
@@ -97,7 +171,7 @@ export class BadGatewayError extends AppError {
  * (`retryAfterS`, whole seconds: the time to the breaker's next probe). With code
  * OPERATOR_NOT_READY: the operator's readiness probe failed, no session is granted.
  */
-export class OperatorUnavailableError extends AppError {
+export class OperatorUnavailableError extends ApiError {
   readonly retryAfterS: number;
 
   /** `code` OPERATOR_NOT_READY: its readiness probe failed. */

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, UnavailableError } from '../../lib/errors.ts';
 import {
+  type ApiErrorCode,
   AuthError,
   BadGatewayError,
+  ConflictError,
   GoneError,
   InsufficientFundsError,
   InvalidInputError,
@@ -14,8 +16,13 @@ import {
 
 describe('replyForError', () => {
   it.each([
-    ['invalid input', new InvalidInputError('X', 'Invalid game slug'), 400, 'Invalid game slug'],
-    ['not found', new NotFoundError('X', 'Game not found'), 404, 'Game not found'],
+    [
+      'invalid input',
+      new InvalidInputError('INVALID_GAME_SLUG', 'Invalid game slug'),
+      400,
+      'Invalid game slug',
+    ],
+    ['not found', new NotFoundError('GAME_NOT_FOUND', 'Game not found'), 404, 'Game not found'],
     ['rate limited', new RateLimitedError(30), 429, 'Too many requests, please slow down'],
     ['unavailable dependency', new UnavailableError('db down'), 503, 'Service Unavailable'],
     [
@@ -85,5 +92,19 @@ describe('problemForError (session API, RFC 7807)', () => {
     const p = problemForError(err);
     expect(p.status).toBe(status);
     expect(p.body).toMatchObject({ status, title, type, detail });
+  });
+});
+
+describe('error codes (closed per class)', () => {
+  it('an unlisted code does not compile (tsc); listed codes keep their answers', () => {
+    // @ts-expect-error NOT_A_CODE is not an InvalidInputCode: tsc refuses it
+    const unlisted = new InvalidInputError('NOT_A_CODE', 'bad');
+    expect(replyForError(unlisted).status).toBe(400);
+    // @ts-expect-error a 404 code is not a ConflictCode
+    expect(new ConflictError('GAME_NOT_FOUND', 'x').code).toBe('GAME_NOT_FOUND');
+    const code: ApiErrorCode = new ConflictError('ROUND_CONFLICT', 'other data').code;
+    expect(problemForError(new ConflictError(code, 'other data')).body.type).toBe(
+      'urn:casino:problem:round-conflict',
+    );
   });
 });

@@ -7,10 +7,12 @@
  * on plays a demo session (virtual balance, no callback), the others real money through the
  * wallet-saga and the operator.
  */
+
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { z } from 'zod';
+import { AppError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createServiceRegistry } from '../../lib/metrics.ts';
 import { GAME_SLUGS, type GameSlug } from '../../rules/games/catalog.ts';
@@ -40,12 +42,15 @@ export interface Bots {
 
 const operatorFile = z.object({ operator_id: z.string().min(1), api_token: z.string().min(1) });
 
-class HttpError extends Error {
+/** A request of the bots answered with a non-2xx status; `status` is that status. */
+class HttpError extends AppError {
+  declare readonly code: 'BOT_REQUEST_REFUSED';
+
   constructor(
     readonly status: number,
     message: string,
   ) {
-    super(message);
+    super('BOT_REQUEST_REFUSED', message);
   }
 }
 

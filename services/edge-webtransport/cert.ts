@@ -6,10 +6,12 @@
  * which it accepts only for a certificate valid at most 14 days (W3C WebTransport, "verify a
  * certificate hash"); the pages read the hash from `/cert-hash` (`certHashBody`).
  */
+
 import { Buffer } from 'node:buffer';
 import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { WebTransportError } from './errors.ts';
 import type { WtConfig } from './settings.ts';
 
 /** Longest validity a browser accepts with `serverCertificateHashes`, ms. */
@@ -27,7 +29,13 @@ export interface CertificateInfo {
 }
 
 /** A certificate that cannot be used; the message says what to do. */
-export class CertificateError extends Error {}
+export class CertificateError extends WebTransportError {
+  declare readonly code: 'CERTIFICATE_INVALID';
+
+  constructor(message: string) {
+    super('CERTIFICATE_INVALID', message);
+  }
+}
 
 function read(file: string, what: string, hint: string): string {
   try {

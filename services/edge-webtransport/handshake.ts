@@ -6,6 +6,7 @@
  * Written here instead of calling `Deno.upgradeWebTransport`, which answers 200 to any request
  * before its URL is known; see h3/connect.ts. Runs on Deno (`Deno.QuicConn`, `--unstable-net`).
  */
+import { WebTransportError } from './errors.ts';
 import { type ConnectRequest, decodeConnectRequest, encodeConnectResponse } from './h3/connect.ts';
 import {
   datagramPrefix,
@@ -68,13 +69,15 @@ export class PeerWtStreams {
 }
 
 /** A handshake that failed before a response could be sent. */
-export class HandshakeError extends Error {
+export class HandshakeError extends WebTransportError {
+  declare readonly code: 'HANDSHAKE_FAILED';
+
   constructor(
     message: string,
     /** `timeout`: no complete CONNECT request in time; `protocol`: the peer broke HTTP/3. */
     readonly reason: 'timeout' | 'protocol' = 'protocol',
   ) {
-    super(message);
+    super('HANDSHAKE_FAILED', message);
   }
 }
 

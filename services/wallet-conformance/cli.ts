@@ -12,6 +12,7 @@
  * Exit status: 0 every row passed; 1 a row failed, or the run could not start (database away);
  * 2 bad arguments (unknown option or row, malformed URL or secret, unknown operator or currency).
  */
+
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { readOperatorConfig } from '../../lib/db/operator-config.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
@@ -19,6 +20,7 @@ import { type CallbackClient, createCallbackClient } from '../../lib/http/callba
 import { currencyTable } from '../../rules/money/currencies.ts';
 import { ANSWER_PRESETS, type AnswerPreset } from '../../rules/wallet/answers.ts';
 import { loadConformanceConfig } from './config.ts';
+import { ConformanceError } from './errors.ts';
 import { formatReport, reportJson } from './report.ts';
 import { ROW_IDS, type RowId } from './rows.ts';
 import { runConformance } from './runner.ts';
@@ -39,7 +41,13 @@ export interface CliDeps {
 }
 
 /** A bad argument found after parsing (exit 2). */
-class UsageError extends Error {}
+class UsageError extends ConformanceError {
+  declare readonly code: 'USAGE_INVALID';
+
+  constructor(message: string) {
+    super('USAGE_INVALID', message);
+  }
+}
 
 const EXIT = { passed: 0, failed: 1, usage: 2 } as const;
 

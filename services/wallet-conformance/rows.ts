@@ -9,8 +9,10 @@
  * transaction or a mismatch under the operator's answer table, or any other 4xx. A 5xx, a timeout
  * or a success is not: the platform would retry the first two and book the third.
  */
+
 import type { Answer } from '../../rules/wallet/answers.ts';
 import type { Driver, MoneyCall, MoneyResult } from './driver.ts';
+import { ConformanceError } from './errors.ts';
 import type { TestPlayer } from './target.ts';
 
 export const ROW_IDS = [
@@ -65,7 +67,13 @@ export interface RowDef {
 }
 
 /** A balance could not be read: the row cannot judge money and fails. */
-export class RowAbort extends Error {}
+export class RowAbort extends ConformanceError {
+  declare readonly code: 'BALANCE_UNREADABLE';
+
+  constructor(message: string) {
+    super('BALANCE_UNREADABLE', message);
+  }
+}
 
 /** Collects a row's findings: what went wrong, and what was seen. */
 class Findings {

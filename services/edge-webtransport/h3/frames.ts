@@ -2,6 +2,7 @@
  * The HTTP/3 pieces a WebTransport server needs (RFC 9114, RFC 9297, RFC 9220 and
  * draft-ietf-webtrans-http3): frames, stream types, SETTINGS and the session-close capsule.
  */
+import { WebTransportError } from '../errors.ts';
 import { concatBytes, encodeVarint, readVarint } from './varint.ts';
 
 /** Frame types (RFC 9114 §7.2). */
@@ -31,7 +32,13 @@ export const SETTING = {
 export const CAPSULE = { CLOSE_WEBTRANSPORT_SESSION: 0x2843, DRAIN_WEBTRANSPORT_SESSION: 0x78ae } as const;
 
 /** A frame, capsule or settings block that does not parse. */
-export class FrameError extends Error {}
+export class FrameError extends WebTransportError {
+  declare readonly code: 'H3_FRAME_INVALID';
+
+  constructor(message: string) {
+    super('H3_FRAME_INVALID', message);
+  }
+}
 
 /** One frame (or capsule: same type-length-value layout) read from a buffer. */
 export interface Tlv {

@@ -7,6 +7,7 @@
  * fully described by the code length of each of the 257 symbols (256 octets and EOS), listed
  * below grouped by length as in the RFC table; the codes themselves are rebuilt at load time.
  */
+import { WebTransportError } from '../errors.ts';
 
 /** Symbols per code length (bits), from RFC 7541 Appendix B. 256 is EOS. */
 const SYMBOLS_BY_LENGTH: ReadonlyArray<readonly [number, readonly (number | string)[]]> = [
@@ -72,7 +73,13 @@ const tables = (() => {
 })();
 
 /** A Huffman-coded string that breaks the rules of RFC 7541 §5.2. */
-export class HuffmanError extends Error {}
+export class HuffmanError extends WebTransportError {
+  declare readonly code: 'HUFFMAN_INVALID';
+
+  constructor(message: string) {
+    super('HUFFMAN_INVALID', message);
+  }
+}
 
 /**
  * Decodes a Huffman-coded octet string.

@@ -5,13 +5,20 @@
  * the one request a WebTransport session starts with (the extended CONNECT of RFC 9220) and its
  * response within a few hundred lines, with no encoder or decoder stream state.
  */
+import { WebTransportError } from '../errors.ts';
 import { huffmanDecode } from './huffman.ts';
 import { type Field, STATIC_TABLE } from './static-table.ts';
 
 export type { Field };
 
 /** A field section that cannot be decoded, or that uses the dynamic table. */
-export class QpackError extends Error {}
+export class QpackError extends WebTransportError {
+  declare readonly code: 'QPACK_INVALID';
+
+  constructor(message: string) {
+    super('QPACK_INVALID', message);
+  }
+}
 
 const utf8 = new TextDecoder('utf-8', { fatal: false });
 const utf8Encoder = new TextEncoder();

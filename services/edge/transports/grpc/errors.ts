@@ -7,13 +7,18 @@ import { type StatusObject, status } from '@grpc/grpc-js';
 import { isConnectionError } from '../../../../lib/db/pool.ts';
 import { AppError } from '../../../../lib/errors.ts';
 
+/** Codes of {@link RpcError}: `GRPC_` and the name of its gRPC status (GRPC_INVALID_ARGUMENT, …). */
+export type RpcErrorCode = `GRPC_${keyof typeof status}`;
+
 /** An expected rejection carrying its gRPC status code (INVALID_ARGUMENT, NOT_FOUND, …). */
 export class RpcError extends AppError {
+  declare readonly code: RpcErrorCode;
+
   constructor(
     readonly grpcCode: status,
     message: string,
   ) {
-    super(`GRPC_${status[grpcCode]}`, message);
+    super(`GRPC_${status[grpcCode] as keyof typeof status}`, message);
   }
 }
 

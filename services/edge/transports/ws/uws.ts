@@ -13,6 +13,8 @@ export type { Uws };
 
 /** The native uWebSockets.js binary did not load. */
 export class NativeUwsUnavailableError extends AppError {
+  declare readonly code: 'UWS_NATIVE_UNAVAILABLE';
+
   constructor(message: string, cause?: unknown) {
     super('UWS_NATIVE_UNAVAILABLE', message, { cause });
   }
