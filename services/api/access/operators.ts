@@ -15,6 +15,13 @@ import type { CallbackClient } from '../../../lib/http/callback-client.ts';
 import { InvalidInputError, NotFoundError } from '../errors.ts';
 import { type OperatorRow, requireAdmin } from './guards.ts';
 import { createOperatorBody, parseInput, updateOperatorBody } from './input.ts';
+import {
+  activeOperator,
+  activeOperators,
+  disableOperator,
+  insertOperator,
+  updateOperator,
+} from './operators-store.ts';
 import { probeAndStore, readinessView } from './readiness.ts';
 import { adminSchemas } from './schemas.ts';
 
@@ -50,9 +57,7 @@ export function operatorRoutes(
   /** Probes `id` and reads its row back with the result. */
   const probed = async (id: string): Promise<OperatorRow | undefined> => {
     await probeAndStore(sql, client, id, Date.now());
-    const [o] = await sql<OperatorRow[]>`
-      select * from operators where operator_id = ${id} and disabled_at is null`;
-    return o;
+    return activeOperator(sql, id);
   };
   const found = (o: OperatorRow | undefined, id: string): OperatorRow => {
     if (!o) throw new NotFoundError('OPERATOR_NOT_FOUND', `no operator ${id}`);
@@ -64,17 +69,9 @@ export function operatorRoutes(
     const b = parseInput(createOperatorBody, req.body, 'body');
     const apiToken = newOperatorToken();
     const signingSecret = newSigningSecret();
-    const [o] = await sql<OperatorRow[]>`
-      insert into operators (operator_id, name, token_hash, callback_form, base_url, bet_path, win_path,
-                             balance_path, rollback_path, signing_secret, timeout_ms, retry_policy,
-                             answer_table, round_close, round_end_path, amount_format)
-      values (${newOperatorId()}, ${b.name}, ${sha256(apiToken)}, ${b.callback_form},
-              ${b.base_url.replace(/\/+$/, '')}, ${b.bet_path}, ${b.win_path}, ${b.balance_path},
-              ${b.rollback_path}, ${signingSecret}, ${b.timeout_ms}, ${sql.json(b.retry_policy)},
-              ${sql.json(b.answer_table)}, ${b.round_close}, ${b.round_end_path ?? null}, ${b.amount_format})
-      returning *`;
+    const o = await insertOperator(sql, newOperatorId(), b, sha256(apiToken), signingSecret);
     // Registered: its readiness probe runs now; request-access waits for it to pass.
-    const withReadiness = (await probed((o as OperatorRow).operator_id)) ?? (o as OperatorRow);
+    const withReadiness = (await probed(o.operator_id)) ?? o;
     return reply
       .code(201)
       .send({ ...operatorView(withReadiness), api_token: apiToken, signing_secret: signingSecret });
@@ -82,16 +79,12 @@ export function operatorRoutes(
 
   app.get('/admin/operators', { schema: adminSchemas.list }, async (req) => {
     requireAdmin(table, req, now());
-    const rows = await sql<OperatorRow[]>`
-      select * from operators where disabled_at is null order by created_at, operator_id`;
-    return { operators: rows.map(operatorView) };
+    return { operators: (await activeOperators(sql)).map(operatorView) };
   });
 
   app.get<{ Params: { id: string } }>('/admin/operators/:id', { schema: adminSchemas.get }, async (req) => {
     requireAdmin(table, req, now());
-    const [o] = await sql<OperatorRow[]>`
-      select * from operators where operator_id = ${req.params.id} and disabled_at is null`;
-    return operatorView(found(o, req.params.id));
+    return operatorView(found(await activeOperator(sql, req.params.id), req.params.id));
   });
 
   app.patch<{ Params: { id: string } }>(
@@ -100,9 +93,7 @@ export function operatorRoutes(
     async (req) => {
       requireAdmin(table, req, now());
       const b = parseInput(updateOperatorBody, req.body, 'body');
-      const [cur] = await sql<OperatorRow[]>`
-        select * from operators where operator_id = ${req.params.id} and disabled_at is null`;
-      const o = found(cur, req.params.id);
+      const o = found(await activeOperator(sql, req.params.id), req.params.id);
       const roundClose = b.round_close ?? o.round_close;
       const roundEndPath = b.round_end_path === undefined ? o.round_end_path : b.round_end_path;
       if (roundClose === 'round-end' && !roundEndPath)
@@ -110,18 +101,21 @@ export function operatorRoutes(
           'INVALID_INPUT',
           'round_end_path: required when round_close is round-end',
         );
-      await sql`
-        update operators set
-          name = ${b.name ?? o.name}, callback_form = ${b.callback_form ?? o.callback_form},
-          base_url = ${(b.base_url ?? o.base_url).replace(/\/+$/, '')},
-          bet_path = ${b.bet_path ?? o.bet_path}, win_path = ${b.win_path ?? o.win_path},
-          balance_path = ${b.balance_path ?? o.balance_path}, rollback_path = ${b.rollback_path ?? o.rollback_path},
-          timeout_ms = ${b.timeout_ms ?? o.timeout_ms},
-          retry_policy = ${sql.json((b.retry_policy ?? o.retry_policy) as never)},
-          answer_table = ${sql.json((b.answer_table ?? o.answer_table) as never)},
-          round_close = ${roundClose}, round_end_path = ${roundEndPath},
-          amount_format = ${b.amount_format ?? o.amount_format}
-        where operator_id = ${o.operator_id}`;
+      await updateOperator(sql, o.operator_id, {
+        name: b.name ?? o.name,
+        callback_form: b.callback_form ?? o.callback_form,
+        base_url: b.base_url ?? o.base_url,
+        bet_path: b.bet_path ?? o.bet_path,
+        win_path: b.win_path ?? o.win_path,
+        balance_path: b.balance_path ?? o.balance_path,
+        rollback_path: b.rollback_path ?? o.rollback_path,
+        timeout_ms: b.timeout_ms ?? o.timeout_ms,
+        retry_policy: (b.retry_policy ?? o.retry_policy) as OperatorRow['retry_policy'],
+        answer_table: (b.answer_table ?? o.answer_table) as OperatorRow['answer_table'],
+        round_close: roundClose,
+        round_end_path: roundEndPath,
+        amount_format: b.amount_format ?? o.amount_format,
+      });
       return operatorView(found(await probed(o.operator_id), o.operator_id));
     },
   );
@@ -131,9 +125,7 @@ export function operatorRoutes(
     { schema: adminSchemas.probe },
     async (req) => {
       requireAdmin(table, req, now());
-      const [cur] = await sql<OperatorRow[]>`
-        select operator_id from operators where operator_id = ${req.params.id} and disabled_at is null`;
-      found(cur, req.params.id);
+      found(await activeOperator(sql, req.params.id), req.params.id);
       return operatorView(found(await probed(req.params.id), req.params.id));
     },
   );
@@ -143,10 +135,7 @@ export function operatorRoutes(
     { schema: adminSchemas.disable },
     async (req) => {
       requireAdmin(table, req, now());
-      const [o] = await sql<OperatorRow[]>`
-        update operators set disabled_at = now()
-        where operator_id = ${req.params.id} and disabled_at is null returning *`;
-      return operatorView(found(o, req.params.id));
+      return operatorView(found(await disableOperator(sql, req.params.id), req.params.id));
     },
   );
 }
