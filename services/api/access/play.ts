@@ -18,6 +18,7 @@ import { requirePlayer } from './guards.ts';
 import { openBody, parseInput } from './input.ts';
 import { amountOut } from './money.ts';
 import { playSchemas } from './schemas.ts';
+import { betTransactions, launchOpenedAt, openLaunch, reopenLaunch } from './sessions-store.ts';
 
 export interface PlayDeps {
   readonly config: Pick<ApiConfig, 'kafka'>;
@@ -29,33 +30,6 @@ export interface PlayDeps {
   readonly currencies: Currencies;
 }
 
-interface OpenedRow {
-  session_id: string;
-  game: string;
-  user_id: string;
-  username: string;
-  currency: string;
-  demo: boolean;
-  lang: string | null;
-  avatar_url: string | null;
-}
-
-interface BetTxRow {
-  tx_id: string;
-  bet_tx_id: string;
-  kind: string;
-  status: string;
-  round_status: string;
-  round_id: string;
-  amount_minor: string;
-  currency: string;
-  mode: string;
-  requested_at: Date;
-  updated_at: Date;
-  new_balance: string | null;
-  detail: string | null;
-}
-
 /** Registers the player routes of this file on `app`. */
 export function playRoutes(app: FastifyInstance, deps: PlayDeps): void {
   const { sql, producer, config, now } = deps;
@@ -65,13 +39,9 @@ export function playRoutes(app: FastifyInstance, deps: PlayDeps): void {
     const hash = sha256(launch);
     const token = newPlayerToken();
     const at = new Date(now());
-    const [s] = await sql<OpenedRow[]>`
-      update access_sessions set opened_at = ${at}, player_token_hash = ${sha256(token)}
-      where launch_hash = ${hash} and opened_at is null and expires_at > ${at}
-      returning session_id, game, user_id, username, currency, demo or demo_session as demo, lang, avatar_url`;
+    const s = await openLaunch(sql, hash, sha256(token), at);
     if (!s) {
-      const [x] = await sql<{ opened_at: Date | null }[]>`
-        select opened_at from access_sessions where launch_hash = ${hash}`;
+      const x = await launchOpenedAt(sql, hash);
       if (!x) throw new NotFoundError('LAUNCH_NOT_FOUND', 'no game URL has this launch code');
       if (x.opened_at) throw new GoneError('LAUNCH_USED', 'this game URL was already used; it works once');
       throw new GoneError('LAUNCH_EXPIRED', 'this game URL has expired');
@@ -83,9 +53,7 @@ export function playRoutes(app: FastifyInstance, deps: PlayDeps): void {
       });
     } catch (err) {
       // The player never got the token: give the URL back rather than leave it spent unrecorded.
-      await sql`
-        update access_sessions set opened_at = null, player_token_hash = null
-        where session_id = ${s.session_id} and player_token_hash = ${sha256(token)}`;
+      await reopenLaunch(sql, s.session_id, sha256(token));
       throw err;
     }
     return { player_token: token, session: { ...s } };
@@ -103,12 +71,7 @@ export function playRoutes(app: FastifyInstance, deps: PlayDeps): void {
       const s = await requirePlayer(sql, req, now());
       const notYet = new NotFoundError('BET_NOT_FOUND', `no bet ${req.params.tx_id} of this session (yet)`);
       if (!/^\d{1,16}$/.test(req.params.tx_id)) throw notYet;
-      const rows = await sql<BetTxRow[]>`
-        select tx_id, bet_tx_id, kind, status, round_status, round_id, amount_minor, currency, mode, requested_at,
-               updated_at, new_balance, detail
-        from wallet_transactions
-        where bet_tx_id = ${Number(req.params.tx_id)} and session_id = ${s.session_id}
-        order by tx_id`;
+      const rows = await betTransactions(sql, Number(req.params.tx_id), s.session_id);
       if (rows.length === 0) throw notYet;
       return {
         transactions: rows.map((r) => ({

@@ -20,6 +20,7 @@ import { parseInput, requestAccessBody } from './input.ts';
 import { currencyOf, demoStartMinor, minorOf } from './money.ts';
 import type { ReadinessGate } from './readiness.ts';
 import { sessionSchemas } from './schemas.ts';
+import { deleteSession, insertSession } from './sessions-store.ts';
 
 /** Language of a session that names none. */
 export const DEFAULT_LANG = 'en';
@@ -67,18 +68,11 @@ export function requestAccessRoute(app: FastifyInstance, deps: RequestAccessDeps
     };
     const sessionToken = newSessionToken();
     const launch = newLaunchCode();
-    await sql`
-      insert into access_sessions (session_id, operator_id, game, user_id, username, avatar_url, lang,
-        currency, balance_minor, extra_data, demo, demo_session, session_token, launch_hash,
-        expires_at, created_at)
-      values (${event.session_id}, ${event.operator_id}, ${event.game}, ${event.user_id},
-        ${event.username}, ${event.avatar_url}, ${event.lang}, ${event.currency}, ${event.balance_minor},
-        ${event.extra_data}, ${event.demo}, ${event.demo_session}, ${sessionToken}, ${sha256(launch)},
-        ${new Date(event.expires_at)}, ${new Date(createdAt)})`;
+    await insertSession(sql, event, sessionToken, sha256(launch));
     try {
       await appendAccessEvent(producer, config, { type: 'SessionCreated', value: event });
     } catch (err) {
-      await sql`delete from access_sessions where session_id = ${event.session_id}`;
+      await deleteSession(sql, event.session_id);
       throw err;
     }
     return {

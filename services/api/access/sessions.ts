@@ -13,19 +13,9 @@ import { PLAY_TTL_MS, requireOperator } from './guards.ts';
 import { freeBetBody, pageQuery, parseInput } from './input.ts';
 import { amountOut, currencyOf, minorOf } from './money.ts';
 import { sessionSchemas } from './schemas.ts';
+import { activeSessions, insertFreeBetGrant, isSessionOf, sessionTransactions } from './sessions-store.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-interface TxRow {
-  tx_id: string;
-  kind: string;
-  round_id: string;
-  requested_at: Date;
-  status: string;
-  amount_minor: string;
-  round_status: string;
-  currency: string;
-}
 
 /** Registers the four session endpoints on `app`. */
 export function sessionRoutes(
@@ -48,16 +38,11 @@ export function sessionRoutes(
       const id = req.params.sessionId;
       const notFound = new NotFoundError('SESSION_NOT_FOUND', `no session ${id}`);
       if (!UUID.test(id)) throw notFound;
-      const [s] = await sql`
-        select 1 from access_sessions where session_id = ${id} and operator_id = ${op.operator_id}`;
-      if (!s) throw notFound;
-      const [{ n } = { n: '0' }] = await sql<{ n: string }[]>`
-        select count(*) as n from wallet_transactions where session_id = ${id}`;
-      const rows = await sql<TxRow[]>`
-        select tx_id, kind, round_id, requested_at, status, amount_minor, round_status, currency
-        from wallet_transactions where session_id = ${id}
-        order by requested_at, tx_id limit ${pageSize} offset ${(pageNumber - 1) * pageSize}`;
-      const totalItems = Number(n);
+      if (!(await isSessionOf(sql, id, op.operator_id))) throw notFound;
+      const { total: totalItems, rows } = await sessionTransactions(sql, id, {
+        limit: pageSize,
+        offset: (pageNumber - 1) * pageSize,
+      });
       return {
         transactions: rows.map((r) => ({
           transactionId: Number(r.tx_id),
@@ -76,22 +61,7 @@ export function sessionRoutes(
   app.get('/sessions/active', { schema: sessionSchemas.active }, async (req) => {
     const op = await requireOperator(sql, req);
     const t = now();
-    const rows = await sql<
-      {
-        session_id: string;
-        game: string;
-        user_id: string;
-        username: string;
-        currency: string;
-        demo: boolean;
-        created_at: Date;
-        opened_at: Date;
-      }[]
-    >`
-      select session_id, game, user_id, username, currency, demo or demo_session as demo, created_at, opened_at
-      from access_sessions
-      where operator_id = ${op.operator_id} and ended_at is null and opened_at > ${new Date(t - PLAY_TTL_MS)}
-      order by opened_at desc limit 1000`;
+    const rows = await activeSessions(sql, op.operator_id, new Date(t - PLAY_TTL_MS));
     return {
       sessions: rows.map((r) => ({
         ...r,
@@ -111,12 +81,16 @@ export function sessionRoutes(
     const expires = new Date(b.expires_at);
     if (expires.getTime() <= now())
       throw new InvalidInputError('INVALID_INPUT', 'expires_at: must be in the future');
-    const [g] = await sql<{ grant_id: string; created_at: Date }[]>`
-      insert into free_bets (operator_id, user_id, game, currency, value_minor, quantity, quantity_left,
-                             bonus_code, expires_at)
-      values (${op.operator_id}, ${b.user_id}, ${b.game_slug}, ${currency}, ${valueMinor},
-              ${b.quantity}, ${b.quantity}, ${b.bonus_code ?? null}, ${expires})
-      returning grant_id, created_at`;
+    const g = await insertFreeBetGrant(sql, {
+      operatorId: op.operator_id,
+      userId: b.user_id,
+      game: b.game_slug,
+      currency,
+      valueMinor,
+      quantity: b.quantity,
+      bonusCode: b.bonus_code ?? null,
+      expiresAt: expires,
+    });
     return reply.code(201).send({
       grant_id: Number(g?.grant_id),
       game_slug: b.game_slug,
