@@ -236,7 +236,7 @@ describe(`broker loss on a three-node cluster (${FAILOVER} failover settings)`, 
         60_000,
         500,
       ).catch(behindNow);
-      expect(behind).toEqual([]);
+      expect.soft(behind, behind.join('; ')).toEqual([]);
       for (const url of [s.wallet.readyUrls.saga, s.wallet.readyUrls.settlement]) {
         const lagNow = async () =>
           sampleSum(await (await fetch(url.replace(/\/ready$/, '/metrics'))).text(), 'kafka_consumer_lag');
@@ -246,7 +246,7 @@ describe(`broker loss on a three-node cluster (${FAILOVER} failover settings)`, 
           30_000,
           500,
         ).catch(lagNow);
-        expect(lag, url).toBe(0);
+        expect.soft(lag, `kafka_consumer_lag of ${url}`).toBe(0);
       }
       const stillUp = Object.entries(s.services).filter(
         ([n, svc]) => !['bots', 'engine'].includes(n) && svc.child.exitCode !== null,

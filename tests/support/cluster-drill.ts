@@ -127,8 +127,8 @@ export async function busiestLeader(
 }
 
 /**
- * Partitions where `group`'s committed offset is not the log end: `topic/partition committed/end`.
- * Only topics the group has committed to are read.
+ * Partitions of `topics` where `group`'s committed offset is not the log end, as
+ * `group topic/partition committed/end`; an empty partition without a commit counts as at its end.
  */
 export async function commitsBehind(
   kafka: Kafka,
@@ -143,8 +143,12 @@ export async function commitsBehind(
     for (const t of committed) {
       const ends = await admin.fetchTopicOffsets(t.topic);
       for (const p of t.partitions) {
-        const end = ends.find((e) => e.partition === p.partition)?.high;
-        if (p.offset !== end) out.push(`${group} ${t.topic}/${p.partition} ${p.offset}/${end}`);
+        const range = ends.find((e) => e.partition === p.partition);
+        // A partition that never held a record (the four games leave one of `rounds` empty) has
+        // nothing to commit: -1 there is at its end.
+        if (p.offset === '-1' && range?.high === range?.low) continue;
+        if (p.offset !== range?.high)
+          out.push(`${group} ${t.topic}/${p.partition} ${p.offset}/${range?.high}`);
       }
     }
     return out;
