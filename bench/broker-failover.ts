@@ -9,6 +9,7 @@
  * Usage: `npx tsx bench/broker-failover.ts [--failover tuned|kafka-defaults] [--kills 3]
  * [--interval-ms 100]` (about 1 minute per kill plus the cluster's start). `--failover` is
  * scripts/kafka.sh KAFKA_FAILOVER: this project's failure-detection timeouts or Kafka's own.
+ * BENCH_LOG_LEVEL=info prints the client's logs (kafkajs' retries) as JSON lines.
  */
 import { parseArgs } from 'node:util';
 import { createKafka } from '../lib/log/kafka.ts';
@@ -38,7 +39,10 @@ const intervalMs = Number(values['interval-ms']);
 const APPENDS_WHILE_DOWN = 30;
 
 const cluster = await startPrivateKafkaCluster(3, { KAFKA_FAILOVER: failover });
-const logger = createLogger('broker-failover', (process.env.BENCH_LOG_LEVEL as 'info' | undefined) ?? 'silent');
+const logger = createLogger(
+  'broker-failover',
+  (process.env.BENCH_LOG_LEVEL as 'info' | undefined) ?? 'silent',
+);
 try {
   const config = loadConfig({
     ...process.env,
