@@ -45,6 +45,16 @@ import {
   OperatorUnavailableError,
 } from '../errors.ts';
 import { debitDemo, refundDemo } from './balance.ts';
+import {
+  countBet,
+  deleteRedemption,
+  insertPlayBet,
+  insertRedemption,
+  returnFreeBet,
+  type TakenGrant,
+  takeFreeBet,
+  uncountBet,
+} from './bets-store.ts';
 import { type PlayerSession, requirePlayer } from './guards.ts';
 import { betBody, parseInput } from './input.ts';
 import { amountOut, minorOf } from './money.ts';
@@ -162,18 +172,10 @@ async function closeOnTheLog(
 }
 
 /** Takes one free bet of the player's grants (soonest to expire first). @throws ConflictError */
-async function takeGrant(sql: Sql, s: PlayerSession, at: Date) {
-  const [g] = await sql<{ grant_id: string; value_minor: string; bonus_code: string | null }[]>`
-    update free_bets set quantity_left = quantity_left - 1
-    where grant_id = (
-      select grant_id from free_bets
-      where operator_id = ${s.operator_id} and user_id = ${s.user_id} and game = ${s.game}
-        and currency = ${s.currency} and quantity_left > 0 and expires_at > ${at}
-      order by expires_at, grant_id limit 1 for update skip locked)
-      and quantity_left > 0
-    returning grant_id, value_minor, bonus_code`;
+async function takeGrant(sql: Sql, s: PlayerSession, at: Date): Promise<TakenGrant> {
+  const g = await takeFreeBet(sql, s, at);
   if (!g) throw new ConflictError('NO_FREE_BET', 'no free bet is left for this player, game and currency');
-  return { grantId: g.grant_id, valueMinor: Number(g.value_minor), bonusCode: g.bonus_code };
+  return g;
 }
 
 /** Registers POST /play/bets on `app`. */
@@ -201,11 +203,7 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
       throw new InsufficientFundsError('the virtual balance does not cover this bet');
     const grant = b.free ? await takeGrant(sql, s, new Date(t)) : null;
     if (grant) amountMinor = grant.valueMinor;
-    const [c] = await sql<{ bets: number; seq: string }[]>`
-      insert into access_round_bets (operator_id, user_id, round_id, bets)
-      values (${s.operator_id}, ${s.user_id}, ${roundId}, 1)
-      on conflict (operator_id, user_id, round_id) do update set bets = access_round_bets.bets + 1
-      returning bets, nextval('wallet_tx_seq') as seq`;
+    const c = await countBet(sql, s, roundId);
     const event: BetPlaced = {
       tx_id: betTxId(Number(c?.seq)),
       bet: {
@@ -227,8 +225,7 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
     };
     // The grant's redemption, so a free bet the operator refuses (or the round cancels) is returned
     // to the player (free-bet-returns.ts).
-    if (grant)
-      await sql`insert into free_bet_redemptions (tx_id, grant_id) values (${event.tx_id}, ${grant.grantId})`;
+    if (grant) await insertRedemption(sql, event.tx_id, grant.grantId);
     let appended: Appended;
     let closesAt: number;
     try {
@@ -245,12 +242,10 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
     } catch (err) {
       if (s.demo) await refundDemo(sql, s, amountMinor);
       if (grant) {
-        await sql`delete from free_bet_redemptions where tx_id = ${event.tx_id}`;
-        await sql`update free_bets set quantity_left = quantity_left + 1 where grant_id = ${grant.grantId}`;
+        await deleteRedemption(sql, event.tx_id);
+        await returnFreeBet(sql, grant.grantId);
       }
-      await sql`
-        update access_round_bets set bets = bets - 1
-        where operator_id = ${s.operator_id} and user_id = ${s.user_id} and round_id = ${roundId}`;
+      await uncountBet(sql, s, roundId);
       if (err instanceof AppendDeadlineError)
         throw bettingClosed(
           phases,
@@ -260,10 +255,15 @@ export function betRoute(app: FastifyInstance, deps: BetDeps): void {
       throw err;
     }
     const crash = 'casino.wallet.CrashBet' in selection ? selection['casino.wallet.CrashBet'] : null;
-    await sql`
-      insert into play_bets (tx_id, session_id, game, round_id, amount_minor, auto_cashout, placed_at)
-      values (${event.tx_id}, ${s.session_id}, ${s.game}, ${roundId}, ${amountMinor},
-              ${crash?.auto_cashout ?? null}, ${new Date(t)})`;
+    await insertPlayBet(sql, {
+      txId: event.tx_id,
+      sessionId: s.session_id,
+      game: s.game,
+      roundId,
+      amountMinor,
+      autoCashout: crash?.auto_cashout ?? null,
+      placedAt: new Date(t),
+    });
     // Settlement judges the bet by the log: appended at or after the round's BettingClosed, it is
     // cancelled (its stake comes back through the cancellation, not here: the record is on the log).
     const closedAt = await closeOnTheLog(phases, s.game as GameSlug, roundId, closesAt, appended.appendedAt);

@@ -17,6 +17,7 @@ import { centsToMultiplier, pointCents } from '../../../rules/games/crash.ts';
 import type { Currencies } from '../../../rules/money/currencies.ts';
 import { flightMultiplier } from '../../../rules/rounds/lifecycle.ts';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
+import { claimCashOut, markCashedOut, markCrashed, playBetOf, releaseCashOut } from './bets-store.ts';
 import type { EngineClient } from './engine-client.ts';
 import { requirePlayer } from './guards.ts';
 import { amountOut } from './money.ts';
@@ -29,16 +30,6 @@ export interface CashOutDeps {
   readonly now: () => number;
   /** The payout in the precision of the session's currency. */
   readonly currencies: Currencies;
-}
-
-interface BetRow {
-  tx_id: string;
-  game: string;
-  round_id: string;
-  amount_minor: string;
-  auto_cashout: string | null;
-  cash_out: 'pending' | 'accepted' | 'crashed' | null;
-  cash_out_multiplier: string | null;
 }
 
 /** The path's tx_id: a positive integer of at most 15 digits (TX_ID_PATTERN). */
@@ -68,9 +59,7 @@ export function cashOutRoute(app: FastifyInstance, deps: CashOutDeps): void {
       const t = now();
       const s = await requirePlayer(sql, req, t);
       const txId = txIdOf(req.params.tx_id);
-      const [bet] = await sql<BetRow[]>`
-        select tx_id, game, round_id, amount_minor, auto_cashout, cash_out, cash_out_multiplier
-        from play_bets where tx_id = ${txId} and session_id = ${s.session_id}`;
+      const bet = await playBetOf(sql, txId, s.session_id);
       if (!bet) throw new NotFoundError('BET_NOT_FOUND', `tx_id: no bet ${txId} of this session`);
       if (bet.game !== 'crash')
         throw new ConflictError(
@@ -101,25 +90,20 @@ export function cashOutRoute(app: FastifyInstance, deps: CashOutDeps): void {
         throw new ConflictError('ALREADY_CASHED_OUT', `the auto cash-out at ${bet.auto_cashout} came first`, {
           multiplier: bet.auto_cashout,
         });
-      const claimed = await sql`
-        update play_bets set cash_out = 'pending' where tx_id = ${txId} and cash_out is null returning tx_id`;
-      if (claimed.length === 0)
+      if (!(await claimCashOut(sql, txId)))
         throw new ConflictError('ALREADY_CASHED_OUT', `bet ${txId} is already being cashed out`);
       let answer: Awaited<ReturnType<EngineClient['cashOut']>>;
       try {
         answer = await engine.cashOut('crash', roundId, txId);
       } catch (err) {
-        await sql`update play_bets set cash_out = null where tx_id = ${txId} and cash_out = 'pending'`;
+        await releaseCashOut(sql, txId);
         throw err;
       }
       if (answer.status !== 'accepted') {
-        await sql`update play_bets set cash_out = 'crashed' where tx_id = ${txId}`;
+        await markCrashed(sql, txId);
         throw new ConflictError('CRASHED', `round ${roundId} crashed before the cash-out of bet ${txId}`);
       }
-      await sql`
-        update play_bets set cash_out = 'accepted', cash_out_multiplier = ${answer.multiplier},
-          cashed_out_at = ${new Date(answer.at)}
-        where tx_id = ${txId}`;
+      await markCashedOut(sql, txId, answer.multiplier, new Date(answer.at));
       // Settlement pays the lower of the manual and the auto cash-out (the flight passed both).
       const multiplier = lower(answer.multiplier, bet.auto_cashout);
       const payoutMinor = (BigInt(bet.amount_minor) * BigInt(pointCents(multiplier))) / 100n;
