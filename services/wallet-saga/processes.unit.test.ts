@@ -1,7 +1,7 @@
 /**
  * The processes' batch (processes.ts applyBatch) over a log the earlier settlement wrote, when
  * settlement itself appended the RollbackRequested of a bet it cancelled after its debit, right
- * after its BetRejected (docs/decisions.md "Money path review": upgrading to one rollback owner).
+ * after its BetRejected (docs/decisions/money/0011-first-close-and-upgrade-order.md).
  * The saga now asks for that rollback on the BetRejected; reading the old RollbackRequested after
  * it asks for nothing more: one rollback callback (one provider_tx_id, one refund), in one batch or
  * split between two, and a replay of the same records asks for nothing again.

@@ -47,6 +47,46 @@ export async function finishedRounds(kafka: Kafka, topic: string): Promise<Timed
   );
 }
 
+/** The append time of each round's first BettingClosed on the rounds topic `topic`, by round id. */
+export async function bettingClosedAt(kafka: Kafka, topic: string): Promise<Map<number, number>> {
+  const closes = new Map<number, number>();
+  for (const r of await readTimed(kafka, topic, (b) => decodeRoundEvent(b)))
+    if (r.value.type === 'BettingClosed') {
+      const prev = closes.get(r.value.round_id);
+      if (prev === undefined || r.at < prev) closes.set(r.value.round_id, r.at);
+    }
+  return closes;
+}
+
+/**
+ * The rollbacks of the wallet log split by what the player was told: a bet whose BetPlaced reached the
+ * log before its round's BettingClosed was answered 202, so its rollback voids an accepted bet; one
+ * that reached the log at or after the close was answered 409 (the API judges the acknowledgement
+ * against the close on the log, as settlement does), so its rollback returns a stake the player was
+ * told did not play.
+ */
+export function rollbacksByAnswer(
+  events: readonly Timed<WalletEvent>[],
+  closes: ReadonlyMap<number, number>,
+): { readonly voided: string[]; readonly refusedLate: string[] } {
+  const placed = new Map<number, { at: number; round: number }>();
+  for (const e of events)
+    if (e.value.type === 'BetPlaced')
+      placed.set(e.value.value.tx_id, { at: e.at, round: e.value.value.bet.round_id });
+  const voided: string[] = [];
+  const refusedLate: string[] = [];
+  for (const e of events) {
+    if (e.value.type !== 'RollbackRequested') continue;
+    const r = e.value.value;
+    const bet = placed.get(r.linked_tx_id);
+    const close = bet && closes.get(bet.round);
+    const line = `bet ${r.linked_tx_id}: ${r.reason} at ${new Date(e.at).toISOString()}`;
+    if (bet && close !== undefined && bet.at >= close) refusedLate.push(line);
+    else voided.push(line);
+  }
+  return { voided, refusedLate };
+}
+
 /** Every event of the wallet-transactions topic `topic`, with its append time. */
 export async function walletEventsTimed(kafka: Kafka, topic: string): Promise<Timed<WalletEvent>[]> {
   return await readTimed(kafka, topic, (b) => decodeWalletEvent(b));
