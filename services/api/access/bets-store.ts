@@ -147,3 +147,19 @@ export async function markCashedOut(sql: Sql, txId: number, multiplier: string, 
       cashed_out_at = ${at}
     where tx_id = ${txId}`;
 }
+
+/** A bet of the round as GET /play/round shows it (ids and amounts as text: no precision lost). */
+export interface RoundBetRow {
+  tx_id: string;
+  amount_minor: string;
+  auto_cashout: string | null;
+  cash_out: string | null;
+  cash_out_multiplier: string | null;
+}
+
+/** The bets of session `sessionId` in round `roundId`, by tx_id. */
+export async function roundBetsOf(sql: Sql, sessionId: string, roundId: number): Promise<RoundBetRow[]> {
+  return await sql<RoundBetRow[]>`
+    select tx_id::text, amount_minor::text, auto_cashout, cash_out, cash_out_multiplier from play_bets
+    where session_id = ${sessionId} and round_id = ${roundId} order by tx_id`;
+}

@@ -110,6 +110,13 @@ describe('player routes', () => {
       demo: false,
     });
     expect(placed?.selection).toEqual({ 'casino.wallet.CrashBet': { auto_cashout: '2.00' } });
+    // GET /play/round lists this session's bets of the open round (bets-store.ts roundBetsOf).
+    const round = await t.app.inject({ method: 'GET', url: '/play/round', headers: as(p.token) });
+    expect(round.statusCode).toBe(200);
+    const R = round.json() as { round_id: number; phase: string; bets: { tx_id: number; cash_out: null }[] };
+    expect(R).toMatchObject({ round_id: next, phase: 'betting' });
+    expect(R.bets.map((x) => x.tx_id)).toEqual([A.tx_id, B.tx_id]);
+    expect(R.bets.every((x) => x.cash_out === null)).toBe(true);
   });
 
   it('GET /play/bets/:tx_id is 404 until projected, then the rows of that bet', async () => {

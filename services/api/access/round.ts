@@ -12,6 +12,7 @@ import type { RoundPhases } from '../../../lib/log/round-phases.ts';
 import type { GameSlug } from '../../../rules/games/catalog.ts';
 import type { Currencies } from '../../../rules/money/currencies.ts';
 import { nextOpeningAt } from '../../../rules/rounds/lifecycle.ts';
+import { roundBetsOf } from './bets-store.ts';
 import { requirePlayer } from './guards.ts';
 import { amountOut } from './money.ts';
 import { playSchemas } from './schemas.ts';
@@ -31,19 +32,7 @@ export function roundRoute(
     const game = s.game as GameSlug;
     const p = phases.phase(game);
     const current = p && p.phase !== 'finished' ? p : undefined;
-    const bets = current
-      ? await sql<
-          {
-            tx_id: string;
-            amount_minor: string;
-            auto_cashout: string | null;
-            cash_out: string | null;
-            cash_out_multiplier: string | null;
-          }[]
-        >`
-          select tx_id::text, amount_minor::text, auto_cashout, cash_out, cash_out_multiplier from play_bets
-          where session_id = ${s.session_id} and round_id = ${current.opened.round_id} order by tx_id`
-      : [];
+    const bets = current ? await roundBetsOf(sql, s.session_id, current.opened.round_id) : [];
     return {
       game,
       server_time: t,
