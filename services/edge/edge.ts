@@ -15,12 +15,7 @@ import {
 } from '../../lib/auth/failure-budget.ts';
 import { startKeyTable } from '../../lib/auth/key-table.ts';
 import type { Sql } from '../../lib/db/pool.ts';
-import {
-  errorBody,
-  frameworkError,
-  SEED_CORS_HEADERS,
-  seedFrameworkErrors,
-} from '../../lib/http/error-form.ts';
+import { seedFrameworkErrors } from '../../lib/http/error-form.ts';
 import { proxyTrust } from '../../lib/http/trust.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -30,6 +25,7 @@ import type { FanOutHub } from '../../lib/stream/hub.ts';
 import { createEdgeMetrics, type EdgeMetrics, initProtocolSeries } from '../../lib/stream/metrics.ts';
 import type { RoundSource } from '../../lib/stream/source.ts';
 import type { EdgeConfig } from './config.ts';
+import { httpReplyForError } from './errors.ts';
 import { createGrpcTransport } from './transports/grpc/grpc.ts';
 import { createGrpcProxyTransport } from './transports/grpc-proxy/grpc-proxy.ts';
 import { createSseTransport } from './transports/sse/sse.ts';
@@ -109,9 +105,9 @@ export function buildEdge(deps: EdgeDeps): Edge {
   let closeBudget: (() => Promise<void>) | undefined;
 
   http.setErrorHandler((err: FastifyError, _req, reply) => {
-    const { status, error } = frameworkError(err);
-    if (status >= 500) logger.error({ err }, 'edge request failed');
-    reply.code(status).headers(SEED_CORS_HEADERS).send(errorBody(error));
+    const r = httpReplyForError(err);
+    if (r.status >= 500) logger.error({ err }, 'edge request failed');
+    reply.code(r.status).headers(r.headers).send(r.body);
   });
   http.setNotFoundHandler((_req, reply) => {
     reply.code(404).header('Access-Control-Allow-Origin', '*').send({ error: 'Not found', success: false });

@@ -13,15 +13,17 @@
  * - GET /grpc-proxy/games → ListGames, /grpc-proxy/latest/:game → GetLatest,
  *   /grpc-proxy/history/:game and /grpc-proxy/history/type/:type (`limit`) → GetHistory, as JSON.
  *
- * A gRPC status before any data becomes HTTP: NOT_FOUND → 404, INVALID_ARGUMENT → 400,
- * UNAUTHENTICATED → 401, PERMISSION_DENIED → 403, RESOURCE_EXHAUSTED → 429, anything else → 502,
- * with the seed's body `{error, success:false}` (plus `reason` for 401/403/429). Every answer carries CORS `*`.
+ * A gRPC status before any data becomes HTTP in services/edge/errors.ts (httpReplyForError, the
+ * edge's one HTTP mapping): NOT_FOUND → 404, INVALID_ARGUMENT → 400, UNAUTHENTICATED → 401,
+ * PERMISSION_DENIED → 403, RESOURCE_EXHAUSTED → 429, anything else → 502, with the body
+ * `{error, success:false}` (plus `reason` for 401/403/429). Every answer carries CORS `*`.
  */
-import { type ClientReadableStream, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { type ClientReadableStream, Metadata, type ServiceError } from '@grpc/grpc-js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { credentialFromHeaders } from '../../../../lib/auth/credentials.ts';
 import type { Logger } from '../../../../lib/logger.ts';
-import { HTTP_ERROR, requestOrigin } from '../../../../lib/stream/access.ts';
+import { requestOrigin } from '../../../../lib/stream/access.ts';
+import { httpReplyForError, httpStatusOf } from '../../errors.ts';
 import { LIMIT_RULE } from '../grpc/input.ts';
 import {
   createDataStreamClient,
@@ -47,33 +49,10 @@ export interface GrpcProxyOptions {
   readonly gauge?: { inc(): void; dec(): void };
 }
 
-/** HTTP status for a gRPC status that ends a call before any data. */
-const HTTP_OF: Partial<Record<status, number>> = {
-  [status.NOT_FOUND]: 404,
-  [status.INVALID_ARGUMENT]: 400,
-  [status.UNAUTHENTICATED]: 401,
-  [status.PERMISSION_DENIED]: 403,
-  [status.RESOURCE_EXHAUSTED]: 429,
-};
-
-export function httpStatusOf(code: status): number {
-  return HTTP_OF[code] ?? 502;
-}
-
+/** Answers a gRPC status that ended a call before any data (services/edge/errors.ts httpReplyForError). */
 function sendError(reply: FastifyReply, err: ServiceError): void {
-  const http = httpStatusOf(err.code);
-  reply.code(http).header('Access-Control-Allow-Origin', '*');
-  if (http === 401 || http === 403 || http === 429) {
-    // service.ts ends these details with `(<reason>)`.
-    const reason = /\((\w+)\)$/.exec(err.details)?.[1];
-    const retry = /retry after (\d+) s/.exec(err.details)?.[1];
-    if (retry) reply.header('Retry-After', retry);
-    reply.send({ error: HTTP_ERROR[http], success: false, reason });
-    return;
-  }
-  // Our own server's 400/404 texts are meant for clients; anything else names only the status.
-  const error = http === 502 ? `Bad Gateway (gRPC ${status[err.code]})` : err.details;
-  reply.send({ error, success: false });
+  const r = httpReplyForError(err);
+  reply.code(r.status).headers(r.headers).send(r.body);
 }
 
 /**
