@@ -18,7 +18,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../lib/db/pool.ts';
 import type { Currencies } from '../../rules/money/currencies.ts';
-import { errorBody, SandboxError } from './errors.ts';
+import { SandboxError } from './errors.ts';
 import { type FaultInjector, faultRulesSchema } from './faults.ts';
 import { type Mode, modeBodySchema } from './mode.ts';
 import { type Quirks, quirksBodySchema } from './quirks.ts';
@@ -57,7 +57,7 @@ export function registerAdmin(
   );
   app.delete('/_sandbox/mode', async () => mode.reset());
 
-  app.get('/_sandbox/ledger', async (request, reply) => {
+  app.get('/_sandbox/ledger', async (request) => {
     const q = request.query as Record<string, unknown>;
     const userId = typeof q.user_id === 'string' ? q.user_id : '';
     const currency = typeof q.currency === 'string' ? q.currency : '';
@@ -65,8 +65,7 @@ export function registerAdmin(
       throw new SandboxError('BAD_REQUEST', 'query parameters user_id and currency are required');
     const [account] =
       await sql`select balance_minor from accounts where user_id = ${userId} and currency = ${currency}`;
-    if (!account)
-      return reply.code(404).send(errorBody('ACCOUNT_NOT_FOUND', `no account ${userId} in ${currency}`));
+    if (!account) throw new SandboxError('ACCOUNT_NOT_FOUND', `no account ${userId} in ${currency}`);
     const rows =
       await sql`select operator_tx_id, kind, provider_tx_id, linked_tx_id, amount_minor, delta_minor,
                                   round_id, game, created_at

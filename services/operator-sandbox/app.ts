@@ -17,7 +17,7 @@ import { currencyTable } from '../../rules/money/currencies.ts';
 import { registerAdmin } from './admin.ts';
 import { CALLBACK_PATHS, registerCallbacks } from './callbacks.ts';
 import type { SandboxConfig } from './config.ts';
-import { errorBody, replyForError } from './errors.ts';
+import { replyForError, SandboxError } from './errors.ts';
 import { FaultInjector } from './faults.ts';
 import { createMetrics } from './metrics.ts';
 import { Mode } from './mode.ts';
@@ -77,7 +77,10 @@ export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyIn
     replyForError(err, reply, CALLBACK_PATHS.has(request.url.split('?')[0] ?? '') ? mode.preset : undefined),
   );
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send(errorBody('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),
+    replyForError(
+      new SandboxError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`),
+      reply,
+    ),
   );
   observeHttpRequests(app, metrics.register);
   // Held (timeout/latency fault) requests must not keep close() waiting for a minute.

@@ -25,11 +25,22 @@ export const STATUS_OF = {
 
 export type SandboxCode = keyof typeof STATUS_OF;
 
+/** Codes of the sandbox's own admin routes (not refusals of the callback contract) and their HTTP statuses. */
+export const ADMIN_STATUS_OF = {
+  /** GET /_sandbox/ledger of a player and currency without an account. */
+  ACCOUNT_NOT_FOUND: 404,
+} as const;
+
+/** Every code a SandboxError carries; a code not listed here does not compile. */
+export type SandboxErrorCode = SandboxCode | keyof typeof ADMIN_STATUS_OF;
+
+const HTTP_STATUS_OF: Readonly<Record<SandboxErrorCode, number>> = { ...STATUS_OF, ...ADMIN_STATUS_OF };
+
 /** An expected refusal; nothing was written when it is thrown. */
 export class SandboxError extends AppError {
-  declare readonly code: SandboxCode;
+  declare readonly code: SandboxErrorCode;
 
-  constructor(code: SandboxCode, message: string) {
+  constructor(code: SandboxErrorCode, message: string) {
     super(code, message);
   }
 }
@@ -39,7 +50,7 @@ export { errorBody } from './presets.ts';
 /** What an error a route throws comes to: its code, message and HTTP status (`http-status` preset). */
 export function errorOf(err: unknown): { code: string; message: string; status: number } {
   if (err instanceof SandboxError)
-    return { code: err.code, message: err.message, status: STATUS_OF[err.code] };
+    return { code: err.code, message: err.message, status: HTTP_STATUS_OF[err.code] };
   const status = (err as FastifyError).statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500)
     return { code: 'BAD_REQUEST', message: (err as Error).message, status };
