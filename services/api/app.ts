@@ -22,13 +22,19 @@ import { authHook, LastUsed } from './auth/guard.ts';
 import { authRoutes } from './auth/routes.ts';
 import type { ApiConfig } from './config.ts';
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_ALLOW_ORIGIN, registerCors } from './cors.ts';
-import { errorBodySchema, problemBodySchema, RateLimitedError, replyForError } from './errors.ts';
+import { contractDocumentRoutes } from './docs/routes.ts';
+import {
+  errorBodySchema,
+  NotFoundError,
+  problemBodySchema,
+  RateLimitedError,
+  replyForError,
+} from './errors.ts';
 import { healthRoutes, READY_TIMEOUT_MS } from './health/routes.ts';
 import { ingestRoutes } from './ingest/routes.ts';
 import { AJV_OPTIONS, formatSchemaErrors, registerInputPolicy } from './input-policy.ts';
 import { type ApiBudgets, createApiBudgets, registerAuthFailureBudget } from './limits.ts';
 import { registerMetrics } from './metrics/metrics.ts';
-import { contractDocumentRoutes } from './docs/routes.ts';
 import { registerOpenApi } from './openapi.ts';
 import { connectRateLimitStore, registerRateLimit } from './rate-limit.ts';
 import { currentRoundRoutes } from './rounds/current.ts';
@@ -102,7 +108,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     if (err instanceof RateLimitedError) reply.header('retry-after', String(err.retryAfterS));
     return reply.code(status).send(body);
   });
-  app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'Not Found', success: false }));
+  app.setNotFoundHandler((_req, reply) => {
+    const { status, body } = replyForError(new NotFoundError('ROUTE_NOT_FOUND', 'Not Found'));
+    return reply.code(status).send(body);
+  });
   app.addHook('onResponse', async (req, reply) => {
     req.log.debug(
       { method: req.method, url: redactUrl(req.url), status: reply.statusCode, ms: reply.elapsedTime },

@@ -24,6 +24,8 @@ export type InvalidInputCode =
 
 /** Codes of {@link NotFoundError} (404): what was not found. */
 export type NotFoundCode =
+  /** No route has this method and path. */
+  | 'ROUTE_NOT_FOUND'
   | 'GAME_NOT_FOUND'
   | 'GAME_TYPE_NOT_FOUND'
   | 'NO_ROUNDS_YET'

@@ -124,6 +124,28 @@ describe('auth endpoints', () => {
     expect(viaToken.json()).toMatchObject({ error: 'Unauthorized', reason: 'origin' });
   });
 
+  it('answers a revoked browser key 403 and an unknown route 404, in the REST error form', async () => {
+    const ids = async (): Promise<string[]> =>
+      (await t.app.inject({ url: '/api/auth/keys', headers: admin() }))
+        .json()
+        .keys.map((k: { id: string }) => k.id);
+    const before = new Set(await ids());
+    const body = { visitor_id: `v-${ip()}`, bound_domain: 'revoked.example.com' };
+    const mint = () =>
+      t.app.inject({ method: 'POST', url: '/api/auth/browser-key', payload: body, remoteAddress: ip() });
+    expect((await mint()).statusCode).toBe(200);
+    const id = (await ids()).find((k) => !before.has(k));
+    expect(id).toBeDefined();
+    const rev = await t.app.inject({ method: 'POST', url: `/api/auth/keys/${id}/revoke`, headers: admin() });
+    expect(rev.statusCode).toBe(200);
+    const again = await mint();
+    expect(again.statusCode).toBe(403);
+    expect(again.json()).toEqual({ error: 'Forbidden', success: false, reason: 'revoked' });
+    const none = await t.app.inject({ url: '/api/no-such-route' });
+    expect(none.statusCode).toBe(404);
+    expect(none.json()).toEqual({ error: 'Not Found', success: false });
+  });
+
   it('revokes (key and tokens refused, still listed) and deletes (unknown, not listed)', async () => {
     const { id, secret } = await createKey({ name: 'temp', scopes: ['read:games'] });
     const token = (

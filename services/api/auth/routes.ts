@@ -205,13 +205,13 @@ export function authRoutes(deps: AuthRouteDeps): FastifyPluginAsync {
     app.post<{ Body: { visitor_id: string; bound_domain: string } }>(
       '/api/auth/browser-key',
       { schema: browserKeySchema },
-      async (req, reply) => {
+      async (req) => {
         const input = checkBrowserKeyInput(req.body.visitor_id, req.body.bound_domain);
         if (!input.ok) throw new InvalidInputError('INVALID_BROWSER_KEY', input.error);
         const d = deriveBrowserKey(table.tokenSecret, input.visitorId, input.domain);
         const cur = table.get(d.keyId);
         if (cur?.revokedAtMs != null) {
-          return reply.code(403).send({ error: 'Forbidden', success: false, reason: 'revoked' });
+          throw new AuthError(403, 'revoked', `browser key ${d.keyId} is revoked`);
         }
         if (!cur) {
           await spendMintBudgets(deps.budgets, clientKey(req), input.domain);
