@@ -39,7 +39,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         },
         {
           name: 'sessions',
-          description: 'Game access sessions (docs/contract.md "Operator callbacks"; operator bearer; RFC 7807 errors)',
+          description:
+            'Game access sessions (docs/contract.md "Operator callbacks"; operator bearer; RFC 7807 errors)',
         },
         { name: 'play', description: 'Player game page: open the game URL, balance, bets (player bearer)' },
       ],
