@@ -146,6 +146,34 @@ const typeParam = { enum: [...GAME_TYPES], description: 'A game type: multiplier
 
 const msg = (name: string, summary: string, payload: unknown) => ({ name, summary, payload });
 
+/** `{name: {$ref: '#/components/messages/<name>'}, …}`: a channel's messages, by component name. */
+const messageRefs = (...names: string[]) =>
+  Object.fromEntries(names.map((n) => [n, { $ref: `#/components/messages/${n}` }]));
+
+/** A channel on one of the document's servers. */
+const channel = (
+  address: string,
+  server: string,
+  description: string,
+  messages: Record<string, unknown>,
+  parameters?: Record<string, unknown>,
+) => ({
+  address,
+  servers: [{ $ref: `#/servers/${server}` }],
+  ...(parameters ? { parameters } : {}),
+  description,
+  messages,
+});
+
+const ENVELOPES = [
+  'RoundEnvelope',
+  'LifecycleEnvelope',
+  'RecoveredEnvelope',
+  'HeartbeatEnvelope',
+  'ErrorEnvelope',
+  'UnsubscribedEnvelope',
+];
+
 /** The AsyncAPI 3.1 document (plain JSON). */
 export function buildAsyncApi(): Record<string, unknown> {
   const avro = latestSchemas();
@@ -179,49 +207,26 @@ export function buildAsyncApi(): Record<string, unknown> {
             .map(([k, v]) => `${k}=${v}`)
             .join(', ')}.`,
           servers: [{ $ref: '#/servers/kafka' }],
-          messages: Object.fromEntries(events.map((e) => [e, { $ref: `#/components/messages/${e}` }])),
+          messages: messageRefs(...events),
         },
       ];
     }),
   );
-  const roundRef = { $ref: '#/components/messages/StreamRound' };
-  const envelopeRefs = Object.fromEntries(
-    [
-      'RoundEnvelope',
-      'LifecycleEnvelope',
-      'RecoveredEnvelope',
-      'HeartbeatEnvelope',
-      'ErrorEnvelope',
-      'UnsubscribedEnvelope',
-    ].map((m) => [m, { $ref: `#/components/messages/${m}` }]),
-  );
+  const WS_TEXT =
+    'One text frame per round in the stream form; with envelope=1 every frame is an envelope and the client may send subscribe/unsubscribe commands. Query: since=<position>, latest=1, envelope=1, lifecycle=1. Credential: a token as the requested subprotocol.';
+  const SSE_TEXT =
+    'text/event-stream: `event: initial` first, `event: message` per round, `: heartbeat` every 15 s; every event carries its position as `id:`, so Last-Event-ID (or since=) resumes. Query: since, envelope=1 (adds `event: recovered`), lifecycle=1 (adds `round-opened`, `betting-closed`), api_key or token.';
+  const wsMessages = messageRefs('StreamRound', ...ENVELOPES, 'Subscribe', 'Unsubscribe');
+  const ws = (address: string, parameters: Record<string, unknown>) =>
+    channel(address, 'edge-ws', WS_TEXT, wsMessages, parameters);
   const sseMessages = {
     initial: { $ref: '#/components/messages/SseInitial' },
     message: { $ref: '#/components/messages/SseMessage' },
     recovered: { $ref: '#/components/messages/SseRecovered' },
     lifecycle: { $ref: '#/components/messages/SseLifecycle' },
   };
-  const ws = (address: string, parameters: Record<string, unknown>) => ({
-    address,
-    servers: [{ $ref: '#/servers/edge-ws' }],
-    parameters,
-    description:
-      'One text frame per round in the stream form; with envelope=1 every frame is an envelope and the client may send subscribe/unsubscribe commands. Query: since=<position>, latest=1, envelope=1, lifecycle=1. Credential: a token as the requested subprotocol.',
-    messages: {
-      StreamRound: roundRef,
-      ...envelopeRefs,
-      Subscribe: { $ref: '#/components/messages/Subscribe' },
-      Unsubscribe: { $ref: '#/components/messages/Unsubscribe' },
-    },
-  });
-  const sse = (address: string, parameters: Record<string, unknown>) => ({
-    address,
-    servers: [{ $ref: '#/servers/edge-http' }],
-    parameters,
-    description:
-      'text/event-stream: `event: initial` first, `event: message` per round, `: heartbeat` every 15 s; every event carries its position as `id:`, so Last-Event-ID (or since=) resumes. Query: since, envelope=1 (adds `event: recovered`), lifecycle=1 (adds `round-opened`, `betting-closed`), api_key or token.',
-    messages: sseMessages,
-  });
+  const sse = (address: string, parameters: Record<string, unknown>) =>
+    channel(address, 'edge-http', SSE_TEXT, sseMessages, parameters);
   const params = { game: gameParam };
   const tparams = { type: typeParam };
   const channels: Record<string, unknown> = {
@@ -231,20 +236,18 @@ export function buildAsyncApi(): Record<string, unknown> {
     'sse-game': sse('/sse/{game}', params),
     'sse-type': sse('/sse/type/{type}', tparams),
     'sse-all': sse('/sse/all', {}),
-    webtransport: {
-      address: '/wt',
-      servers: [{ $ref: '#/servers/edge-webtransport' }],
-      description:
-        'WebTransport session: ?game=<slug> or ?type=<type>, token=<credential>. One datagram per round (stream form JSON text, or an envelope with envelope=1); with since=, the catch-up on a reliable stream, then live datagrams.',
-      messages: { StreamRound: roundRef, ...envelopeRefs },
-    },
-    'grpc-streams': {
-      address: 'datastream.DataStream',
-      servers: [{ $ref: '#/servers/edge-grpc' }],
-      description:
-        'gRPC service of proto/datastream.proto: StreamByGame, StreamByType, StreamAll (Round messages, the stream form as protobuf, with `position` on request) and StreamRoundEvents (the envelope fields as one message). Metadata x-api-key or authorization: Bearer.',
-      messages: { StreamRound: roundRef, RoundEnvelope: { $ref: '#/components/messages/RoundEnvelope' } },
-    },
+    webtransport: channel(
+      '/wt',
+      'edge-webtransport',
+      'WebTransport session: ?game=<slug> or ?type=<type>, token=<credential>. One datagram per round (stream form JSON text, or an envelope with envelope=1); with since=, the catch-up on a reliable stream, then live datagrams.',
+      messageRefs('StreamRound', ...ENVELOPES),
+    ),
+    'grpc-streams': channel(
+      'datastream.DataStream',
+      'edge-grpc',
+      'gRPC service of proto/datastream.proto: StreamByGame, StreamByType, StreamAll (Round messages, the stream form as protobuf, with `position` on request) and StreamRoundEvents (the envelope fields as one message). Metadata x-api-key or authorization: Bearer.',
+      messageRefs('StreamRound', 'RoundEnvelope'),
+    ),
     ...topicChannels,
   };
   const send = (channel: string, summary: string, messages?: string[]) => ({

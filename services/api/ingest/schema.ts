@@ -64,17 +64,22 @@ function resultSchema(game: GameInfo): Record<string, unknown> {
   }
 }
 
+/** The round ids of `game`: game_id × 10^12 + sequence (sequence ≥ 1). */
+function roundIdOf(game: GameInfo, description: string) {
+  return {
+    type: 'integer',
+    minimum: game.id * ROUND_SPAN + 1,
+    maximum: (game.id + 1) * ROUND_SPAN - 1,
+    description,
+  } as const;
+}
+
 /** The body of one game's rounds. */
 function roundOf(game: GameInfo) {
   return closedObject(
     {
       game_slug: { type: 'string', enum: [game.slug] },
-      round_id: {
-        type: 'integer',
-        minimum: game.id * ROUND_SPAN + 1,
-        maximum: (game.id + 1) * ROUND_SPAN - 1,
-        description: `game_id (${game.id}) × 10^12 + sequence.`,
-      },
+      round_id: roundIdOf(game, `game_id (${game.id}) × 10^12 + sequence.`),
       finished_at: { type: 'string', format: 'date-time', pattern: ISO, maxLength: 29 },
       result: resultSchema(game),
       seed: {
@@ -93,12 +98,10 @@ function openOf(game: GameInfo) {
   return closedObject(
     {
       game_slug: { type: 'string', enum: [game.slug] },
-      round_id: {
-        type: 'integer',
-        minimum: game.id * ROUND_SPAN + 1,
-        maximum: (game.id + 1) * ROUND_SPAN - 1,
-        description: `The game's next round: game_id (${game.id}) × 10^12 + sequence, one more than its last round.`,
-      },
+      round_id: roundIdOf(
+        game,
+        `The game's next round: game_id (${game.id}) × 10^12 + sequence, one more than its last round.`,
+      ),
       betting_ms: {
         type: 'integer',
         minimum: BETTING_MS_MIN,
