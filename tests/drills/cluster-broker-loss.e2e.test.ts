@@ -23,8 +23,9 @@ import { createLogger } from '../../lib/logger.ts';
 import { grpcTransport } from '../../packages/client/src/grpc.ts';
 import { sseTransport, websocketTransport } from '../../packages/client/src/index.ts';
 import { type StackWithWallet, startStack } from '../browser/stack.ts';
-import { type ClientRecord, nodeClient, recordProblems } from '../support/client-page.ts';
+import { type ClientRecord, nodeClient } from '../support/client-page.ts';
 import {
+  awaitReadModelOf,
   bettingClosedAt,
   busiestLeader,
   commitsBehind,
@@ -32,8 +33,10 @@ import {
   latestAppend,
   longestGap,
   medianGap,
+  openBets,
   rollbacksByAnswer,
   roundIds,
+  subscriberProblems,
   unverified,
   walletEventsTimed,
 } from '../support/cluster-drill.ts';
@@ -178,29 +181,11 @@ describe(`broker loss on a three-node cluster (${FAILOVER} failover settings)`, 
       const log = roundIds(rounds);
       expect(logGaps(log)).toEqual([]);
       expect(unverified(rounds)).toEqual([]);
-      await waitFor(
-        'the read model to hold the whole log',
-        async () => {
-          const [r] = await s.wallet.sql<{ n: number }[]>`select count(*)::int as n from rounds`;
-          return r?.n === rounds.length ? true : undefined;
-        },
-        120_000,
-        500,
-      );
+      await awaitReadModelOf(s.wallet.sql, rounds.length);
       for (const g of await roundsPerGame(s.wallet.sql))
         expect(g).toEqual({ slug: g.slug, n: log.get(g.slug)?.length, d: g.n, span: g.n });
 
-      const problems = () =>
-        clients.flatMap(({ name, c }) =>
-          recordProblems(c.record, log, SUB_GAMES).map((p) => `${name}: ${p}`),
-        );
-      await waitFor(
-        'every subscriber to have every round',
-        () => (problems().length === 0 ? true : undefined),
-        60_000,
-        250,
-      ).catch(() => {});
-      expect(problems()).toEqual([]);
+      expect(await subscriberProblems(clients, log, SUB_GAMES)).toEqual([]);
       for (const { name, c } of clients) expect((c.record as ClientRecord).errors, name).toEqual([]);
 
       // Every bet final on the platform, none voided by the failover, nothing parked. A bet whose
@@ -218,9 +203,7 @@ describe(`broker loss on a three-node cluster (${FAILOVER} failover settings)`, 
         ),
       ).toEqual([]);
       expect(await recordCount(kafka, topicName(s.config, 'walletDeadLetter'))).toBe(0);
-      const [open] = await s.wallet.sql<{ n: number }[]>`
-        select count(*)::int as n from wallet_transactions where kind = 'bet' and status not in ('succeeded', 'failed')`;
-      expect(open?.n).toBe(0);
+      expect(await openBets(s.wallet.sql)).toBe(0);
 
       // Committed offsets at the log end, and the lag gauge agreeing (0).
       const groups: [string, string][] = [

@@ -18,8 +18,14 @@ import { createLogger } from '../../lib/logger.ts';
 import { grpcTransport } from '../../packages/client/src/grpc.ts';
 import { sseTransport, websocketTransport } from '../../packages/client/src/index.ts';
 import { type StackWithWallet, startStack } from '../browser/stack.ts';
-import { nodeClient, recordProblems } from '../support/client-page.ts';
-import { finishedRounds, roundIds } from '../support/cluster-drill.ts';
+import { nodeClient } from '../support/client-page.ts';
+import {
+  awaitReadModelOf,
+  finishedRounds,
+  openBets,
+  roundIds,
+  subscriberProblems,
+} from '../support/cluster-drill.ts';
 import { logGaps, recordCount } from '../support/drill.ts';
 import { waitFor } from '../support/poll.ts';
 import { freePort, type Service, startService, waitReady } from '../support/processes.ts';
@@ -198,26 +204,8 @@ describe('a machine lost: every process of one of two sets SIGKILLed under load'
       const rounds = await finishedRounds(kafka, roundsTopic);
       const log = roundIds(rounds);
       expect(logGaps(log)).toEqual([]);
-      await waitFor(
-        'the read model to hold the whole log',
-        async () => {
-          const [r] = await s.wallet.sql<{ n: number }[]>`select count(*)::int as n from rounds`;
-          return r?.n === rounds.length ? true : undefined;
-        },
-        120_000,
-        500,
-      );
-      const problems = () =>
-        clients.flatMap(({ name, c }) =>
-          recordProblems(c.record, log, SUB_GAMES).map((p) => `${name}: ${p}`),
-        );
-      await waitFor(
-        'every subscriber to have every round',
-        () => (problems().length === 0 ? true : undefined),
-        60_000,
-        250,
-      ).catch(() => {});
-      expect(problems()).toEqual([]);
+      await awaitReadModelOf(s.wallet.sql, rounds.length);
+      expect(await subscriberProblems(clients, log, SUB_GAMES)).toEqual([]);
       for (const { name, c } of clients)
         expect(
           c.record.states.filter((st) => st.startsWith('reconnecting')).length,
@@ -225,9 +213,7 @@ describe('a machine lost: every process of one of two sets SIGKILLed under load'
         ).toBeGreaterThanOrEqual(1);
       // Set A alone in every group after the takeover.
       expect((await members()).map((m) => m.split(' ')[2])).toEqual(groups.map(() => '1'));
-      const [open] = await s.wallet.sql<{ n: number }[]>`
-        select count(*)::int as n from wallet_transactions where kind = 'bet' and status not in ('succeeded', 'failed')`;
-      expect(open?.n).toBe(0);
+      expect(await openBets(s.wallet.sql)).toBe(0);
       console.info(
         `machine-loss drill: set B (api, edge, projector, settlement, wallet-saga) SIGKILLed ${Date.now() - lostAt} ms before the checks; ` +
           `REST: ${rest.ok} answered 200, ${restErrors} errors during the takeover (${[...new Set(rest.errors.map((e) => e.replace(/\d{4,5}/, 'port')))].join('; ') || 'none'}); ` +

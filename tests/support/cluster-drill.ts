@@ -6,11 +6,14 @@
  * end. Not a test file.
  */
 import type { Kafka } from 'kafkajs';
+import type { Sql } from '../../lib/db/pool.ts';
 import { partitionOffsets, readRange } from '../../lib/log/kafka.ts';
 import { decodeRoundEvent } from '../../lib/log/rounds-codec.ts';
 import { decodeWalletEvent, type WalletEvent } from '../../lib/log/wallet-events.ts';
 import { verifyRound } from '../../rules/fairness/verify.ts';
 import type { RoundFinished } from '../../rules/rounds/round.ts';
+import { type ClientRecord, recordProblems } from './client-page.ts';
+import { waitFor } from './poll.ts';
 
 /** One record with the broker's append time, ms since the epoch. */
 export interface Timed<T> {
@@ -213,4 +216,44 @@ export function latestAppend(
     if (ms > best.ms) best = { ms, round: `${r.value.game_slug} ${r.value.round_id}` };
   }
   return best;
+}
+
+/** Waits (up to 120 s) until the rounds read model of `sql` holds `count` rows: the whole log. */
+export async function awaitReadModelOf(sql: Sql, count: number): Promise<void> {
+  await waitFor(
+    'the read model to hold the whole log',
+    async () => {
+      const [r] = await sql<{ n: number }[]>`select count(*)::int as n from rounds`;
+      return r?.n === count ? true : undefined;
+    },
+    120_000,
+    500,
+  );
+}
+
+/**
+ * What the subscribers still miss of `log` (round ids per game, log order), after waiting up to 60 s
+ * for them to have every round once and in order: `<name>: <problem>` lines, empty when none.
+ */
+export async function subscriberProblems(
+  clients: readonly { readonly name: string; readonly c: { readonly record: ClientRecord } }[],
+  log: ReadonlyMap<string, readonly number[]>,
+  games: Readonly<Record<string, readonly string[]>>,
+): Promise<string[]> {
+  const problems = () =>
+    clients.flatMap(({ name, c }) => recordProblems(c.record, log, games).map((p) => `${name}: ${p}`));
+  await waitFor(
+    'every subscriber to have every round',
+    () => (problems().length === 0 ? true : undefined),
+    60_000,
+    250,
+  ).catch(() => {});
+  return problems();
+}
+
+/** Bets of the wallet read model that have not reached their end (neither succeeded nor failed). */
+export async function openBets(sql: Sql): Promise<number> {
+  const [open] = await sql<{ n: number }[]>`
+    select count(*)::int as n from wallet_transactions where kind = 'bet' and status not in ('succeeded', 'failed')`;
+  return open?.n ?? -1;
 }
