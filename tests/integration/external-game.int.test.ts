@@ -49,7 +49,7 @@ describe('an external game', () => {
     const opened = await publish('/api/rounds/open', {
       game_slug: 'slot',
       round_id: SLOT + 1,
-      betting_ms: 2000,
+      betting_ms: 5000,
       commitment: sealed.commitment,
     });
     expect(opened.statusCode).toBe(201);
@@ -62,7 +62,7 @@ describe('an external game', () => {
     await until(() => Date.now() >= closesAt + 50, 10_000, 'the announced close');
     const late = await bet();
     expect(late.statusCode).toBe(409);
-    await until(() => t.phases.phase('slot')?.phase === 'running', 10_000, 'BettingClosed on the log');
+    await until(() => t.phases.phase('slot')?.phase === 'running', 30_000, 'BettingClosed on the log');
 
     const { game: _g, ...result } = sealed.result as { game: 'slot'; reels: string[]; multiplier: string };
     const finished = await publish('/api/rounds', {
