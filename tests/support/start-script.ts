@@ -96,7 +96,11 @@ export async function startStack(
   delete env.NODE_ENV;
   // Its own process group, as a terminal's foreground job: a SIGINT to the group is a Ctrl-C.
   const child = terminal
-    ? spawn('script', ['-qfec', 'bash scripts/start.sh', '/dev/null'], {
+    ? // `script` runs the command with `$SHELL -c`; `exec` makes start.sh the terminal's foreground
+      // process itself. Without it a shell that does not exec its last command (dash, the /bin/sh of
+      // Debian, which a CI's SHELL may name) waits in between and dies of the Ctrl-C's SIGINT, so
+      // `script -e` reports 130 although start.sh stopped cleanly with 0.
+      spawn('script', ['-qfec', 'exec bash scripts/start.sh', '/dev/null'], {
         cwd: ROOT,
         env,
         detached: true,
