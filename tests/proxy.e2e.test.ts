@@ -113,11 +113,15 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
       WT_HTTP_PORT: String(wtHttp),
       WT_DEV_CERT_DIR: certDir,
     });
-    await waitReady(`http://127.0.0.1:${apiPort}/ready`);
-    for (const e of edges) await waitReady(`http://127.0.0.1:${e.http}/ready`);
-    await waitReady(`http://127.0.0.1:${wtHttp}/ready`).catch((err) => {
-      throw new Error(`${(err as Error).message}\n${wt.output().slice(-3000)}`);
-    });
+    // Bounds for a loaded CI machine (an edge's first consumer group forms on a broker other files
+    // have just used); a failure shows the service's own output, which says where its start stood.
+    const ready = (url: string, svc: Service) =>
+      waitReady(url, 120_000).catch((err) => {
+        throw new Error(`${(err as Error).message}\n${svc.output().slice(-4000)}`);
+      });
+    await ready(`http://127.0.0.1:${apiPort}/ready`, api);
+    for (const e of edges) await ready(`http://127.0.0.1:${e.http}/ready`, e.svc);
+    await ready(`http://127.0.0.1:${wtHttp}/ready`, wt);
     [proxyHttp, proxyGrpc] = [await freePort(), await freePort()];
     const [a, b] = edges as [EdgeProc, EdgeProc];
     nginx = startNginx({
@@ -133,7 +137,7 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
       WT_HTTP_UPSTREAM: `127.0.0.1:${wtHttp}`,
     });
     await waitReady(`http://127.0.0.1:${proxyHttp}/proxy-health`, 10_000);
-  }, 120_000);
+  }, 420_000);
 
   afterAll(async () => {
     await nginx?.stop();
