@@ -1,6 +1,5 @@
 /**
- * The round engine survives a broker restart without losing or duplicating a round (
- * item 5): a PRIVATE Kafka (tests/support/private-infra.ts, never the shared one) is stopped with
+ * The round engine survives a broker restart without losing or duplicating a round: a PRIVATE Kafka (tests/support/private-infra.ts, never the shared one) is stopped with
  * `kafka.sh stop` for a few seconds while the engine appends, then started again; afterwards every
  * game's sequence in the log is consecutive and unique, and the hash chain links from each round
  * to the previous one. (A SIGKILLed broker under the whole platform: tests/drills/broker.e2e.test.ts.)

@@ -1,6 +1,6 @@
 /**
  * Bets only inside the betting window read from the log, the current round in
- * public (item 2), and demo balances that no concurrency overspends (item 5), on the real broker and
+ * public, and demo balances that no concurrency overspends, on the real broker and
  * Postgres. Rounds are opened and closed by appending the engine's records straight to the log.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
