@@ -26,9 +26,9 @@ import {
   REDRIVE_STATUSES,
   redriveCallbacks,
 } from '../../lib/db/wallet-callbacks.ts';
+import { DeadLetterError } from '../../lib/dead-letters/errors.ts';
 import { intIn, isoTime, oneTxId, textOf, txId } from './args.ts';
 import { callbackTable, showCallback } from './callbacks-format.ts';
-import { DeadLetterError } from './errors.ts';
 
 export interface CallbacksContext {
   readonly out: (text: string) => void;

@@ -14,14 +14,14 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { Kafka } from 'kafkajs';
 import { createSql, isConnectionError, type Sql } from '../../lib/db/pool.ts';
+import { DeadLetterError } from '../../lib/dead-letters/errors.ts';
+import { formatList, listDeadLetters, showDeadLetter } from '../../lib/dead-letters/inspect.ts';
+import { describeSelection, replayDeadLetters } from '../../lib/dead-letters/replay.ts';
 import { createKafka } from '../../lib/log/kafka.ts';
 import { createLogger, type Logger } from '../../lib/logger.ts';
 import { pattern, position, txId } from './args.ts';
 import { addCallbackCommands } from './callbacks.ts';
 import { type DeadLettersConfig, loadDeadLettersConfig } from './config.ts';
-import { DeadLetterError } from './errors.ts';
-import { formatList, listDeadLetters, showDeadLetter } from './inspect.ts';
-import { describeSelection, replayDeadLetters } from './replay.ts';
 
 export interface CliIo {
   readonly out: (text: string) => void;

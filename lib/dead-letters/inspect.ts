@@ -5,7 +5,7 @@
  * and `formatShow` render them for a terminal.
  */
 import type { Kafka } from 'kafkajs';
-import type { DeadLettersConfig } from './config.ts';
+import type { SharedConfig } from '../config/shared.ts';
 import { DeadLetterError } from './errors.ts';
 import { type DeadLetter, rangeHint, readDeadLetters } from './read.ts';
 import { DEAD_LETTER_TOPICS, deadLetterTopic } from './topics.ts';
@@ -57,7 +57,7 @@ function row(d: DeadLetter): DeadLetterRow {
  */
 export async function listDeadLetters(
   kafka: Kafka,
-  config: Pick<DeadLettersConfig, 'kafka'>,
+  config: Pick<SharedConfig, 'kafka'>,
   names: readonly string[] = [],
   limit = Number.POSITIVE_INFINITY,
 ): Promise<DeadLetterListing[]> {
@@ -110,7 +110,7 @@ export interface DeadLetterView extends DeadLetterRow {
  */
 export async function showDeadLetter(
   kafka: Kafka,
-  config: Pick<DeadLettersConfig, 'kafka'>,
+  config: Pick<SharedConfig, 'kafka'>,
   name: string,
   partition: number,
   offset: bigint,

@@ -12,10 +12,10 @@
  * saga's bet processes decide from the bet's state, so an event read twice asks for nothing new.
  */
 import type { Kafka } from 'kafkajs';
-import { encode } from '../../lib/log/codec.ts';
-import { ensureTopics, topicName } from '../../lib/log/topics.ts';
-import type { Logger } from '../../lib/logger.ts';
-import type { DeadLettersConfig } from './config.ts';
+import type { SharedConfig } from '../config/shared.ts';
+import { encode } from '../log/codec.ts';
+import { ensureTopics, topicName } from '../log/topics.ts';
+import type { Logger } from '../logger.ts';
 import { DeadLetterError } from './errors.ts';
 import { type DeadLetter, ledgerKey, REPLAYED_SUBJECT, rangeHint, readDeadLetters } from './read.ts';
 import { deadLetterTopic } from './topics.ts';
@@ -32,7 +32,7 @@ export interface Selection {
 }
 
 export interface ReplayOptions {
-  readonly config: Pick<DeadLettersConfig, 'kafka'>;
+  readonly config: Pick<SharedConfig, 'kafka'>;
   readonly kafka: Kafka;
   readonly logger: Logger;
   /** Dead-letter topic name (topics.ts deadLetterTopic). */

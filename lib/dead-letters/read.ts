@@ -5,11 +5,11 @@
  * says which records were already replayed.
  */
 import type { Kafka } from 'kafkajs';
-import { decode } from '../../lib/log/codec.ts';
-import { readRange } from '../../lib/log/kafka.ts';
-import { topicName } from '../../lib/log/topics.ts';
 import type { DeadLetterReplayed } from '../../schemas/generated/avro.ts';
-import type { DeadLettersConfig } from './config.ts';
+import type { SharedConfig } from '../config/shared.ts';
+import { decode } from '../log/codec.ts';
+import { readRange } from '../log/kafka.ts';
+import { topicName } from '../log/topics.ts';
 import { DeadLetterError } from './errors.ts';
 import { type DeadLetterInfo, type DeadLetterTopic, headerStrings } from './topics.ts';
 
@@ -48,7 +48,7 @@ export const ledgerKey = (topic: string, partition: number, offset: bigint | str
  */
 export async function topicRanges(
   kafka: Kafka,
-  config: Pick<DeadLettersConfig, 'kafka'>,
+  config: Pick<SharedConfig, 'kafka'>,
   topic: string,
 ): Promise<PartitionRange[] | null> {
   const admin = kafka.admin();
@@ -81,7 +81,7 @@ export function rangeHint(ranges: readonly PartitionRange[], partition: number):
 /** Every replay recorded in the ledger, by ledger key (an absent ledger topic is an empty ledger). */
 export async function readLedger(
   kafka: Kafka,
-  config: Pick<DeadLettersConfig, 'kafka'>,
+  config: Pick<SharedConfig, 'kafka'>,
   timeoutMs = 60_000,
 ): Promise<Map<string, DeadLetterReplayed[]>> {
   const topic = topicName(config, 'deadLetterReplays');
@@ -122,7 +122,7 @@ export interface DeadLetterLog {
  */
 export async function readDeadLetters(
   kafka: Kafka,
-  config: Pick<DeadLettersConfig, 'kafka'>,
+  config: Pick<SharedConfig, 'kafka'>,
   dlq: DeadLetterTopic,
   timeoutMs = 60_000,
 ): Promise<DeadLetterLog> {

@@ -4,17 +4,17 @@
  * replay), and how its value decodes:
  * - `rounds.dead-letter`: records of `rounds` the rounds projector could not decode; the original
  *   headers plus `dlq-reason`, `dlq-topic`, `dlq-partition`, `dlq-offset`, `dlq-projection`
- *   (services/projector/rounds/decode.ts).
+ *   (lib/projections/rounds/decode.ts).
  * - `wallet-transactions.dead-letter`: records of `wallet-transactions` a checkpointed consumer
  *   (the wallet projector, settlement, the wallet saga) could not decode or write; the same `dlq-*`
  *   headers (lib/log/dead-letter.ts). Callbacks the saga parks are not here: they stay in Postgres
- *   (`wallet_callbacks`), listed and re-driven by `dead-letters callbacks …` (callbacks.ts).
+ *   (`wallet_callbacks`), listed and re-driven by `dead-letters callbacks …` (services/dead-letters/callbacks.ts).
  */
 import type { IHeaders } from 'kafkajs';
-import { DLQ_HEADERS } from '../../lib/log/dead-letter.ts';
-import { decodeRoundEvent } from '../../lib/log/rounds-codec.ts';
-import { TOPICS, type TopicKey } from '../../lib/log/topics.ts';
-import { decodeWalletEvent } from '../../lib/log/wallet-events.ts';
+import { DLQ_HEADERS } from '../log/dead-letter.ts';
+import { decodeRoundEvent } from '../log/rounds-codec.ts';
+import { TOPICS, type TopicKey } from '../log/topics.ts';
+import { decodeWalletEvent } from '../log/wallet-events.ts';
 import { DeadLetterError } from './errors.ts';
 
 /** What a dead-letter record says about itself, whatever its topic. */

@@ -2,7 +2,7 @@
  * Errors of the dead-letter tools (docs/conventions.md §6): a stable code per expected refusal, so the command
  * line prints one clear sentence and tests assert the code.
  */
-import { AppError } from '../../lib/errors.ts';
+import { AppError } from '../errors.ts';
 
 export type DeadLetterErrorCode =
   /** Not one of DEAD_LETTER_TOPICS. */
