@@ -1,14 +1,17 @@
 /**
- * An operator's callback configuration as stored in `operators` (lib/db/migrations 003, 008, 010):
+ * An operator's callback configuration as stored in `operators` (lib/db/migrations 003, 008, 010, 017):
  * the row's columns read into rules/wallet/bodies.ts's OperatorConfig, with the retry policy
  * (rules/retry/schedule.ts) and answer table (rules/wallet/answers.ts) parsed by their own rules.
  * For every reader of an operator's callbacks outside the saga (the wallet conformance kit).
  */
+
 import type { AmountFormat } from '../../rules/money/currencies.ts';
 import { parseRetryPolicy } from '../../rules/retry/schedule.ts';
 import { answerTable } from '../../rules/wallet/answers.ts';
 import type { OperatorConfig, RoundClose } from '../../rules/wallet/bodies.ts';
 import type { Readiness } from '../../rules/wallet/readiness.ts';
+import { signingSecretsAt } from '../../rules/wallet/signing.ts';
+import { newSigningSecret } from '../auth/secrets.ts';
 import type { Sql } from './pool.ts';
 
 /** The callback configuration plus the balance callback's path (not part of a money callback). */
@@ -26,6 +29,9 @@ export interface OperatorConfigRow {
   readonly rollback_path: string;
   readonly balance_path: string;
   readonly signing_secret: string;
+  /** Migration 017: the secret a rotation replaced and until when it still signs. */
+  readonly previous_signing_secret?: string | null;
+  readonly previous_secret_valid_until?: Date | null;
   readonly timeout_ms: number;
   readonly retry_policy: unknown;
   readonly answer_table: unknown;
@@ -51,6 +57,8 @@ export function operatorConfigFromRow(row: OperatorConfigRow): OperatorCallbackC
     rollbackPath: row.rollback_path,
     balancePath: row.balance_path,
     signingSecret: row.signing_secret,
+    previousSigningSecret: row.previous_signing_secret ?? null,
+    previousSecretValidUntil: row.previous_secret_valid_until?.getTime() ?? null,
     timeoutMs: Number(row.timeout_ms),
     retrySchedule: parseRetryPolicy(json(row.retry_policy)),
     // postgres.js hands jsonb over parsed: a preset arrives as its name.
@@ -72,7 +80,8 @@ export async function readOperatorConfig(
 ): Promise<OperatorCallbackConfig | null> {
   const rows = await sql<OperatorConfigRow[]>`
     select operator_id, callback_form, base_url, bet_path, win_path, rollback_path, balance_path,
-           signing_secret, timeout_ms, retry_policy, answer_table, round_close, round_end_path, amount_format
+           signing_secret, previous_signing_secret, previous_secret_valid_until, timeout_ms, retry_policy,
+           answer_table, round_close, round_end_path, amount_format
     from operators where operator_id = ${operatorId} and disabled_at is null`;
   return rows[0] ? operatorConfigFromRow(rows[0]) : null;
 }
@@ -86,4 +95,63 @@ export async function storeReadiness(sql: Sql, operatorId: string, r: Readiness)
     update operators set readiness = ${sql.json(r as never)}, ready = ${r.ready},
       readiness_checked_at = ${new Date(r.checkedAt)}
     where operator_id = ${operatorId}`;
+}
+
+/**
+ * The secrets that sign a request to the operator of `row` (a row of `operators`) at `nowMs`
+ * (wall-clock Unix ms): the current one, and the one a rotation replaced while it is still valid
+ * (rules/wallet/signing.ts). For callers that hold a raw row rather than the configuration.
+ */
+export function rowSigningSecrets(
+  row: Pick<OperatorConfigRow, 'signing_secret' | 'previous_signing_secret' | 'previous_secret_valid_until'>,
+  nowMs: number,
+): string[] {
+  return signingSecretsAt(
+    {
+      signingSecret: row.signing_secret,
+      previousSigningSecret: row.previous_signing_secret ?? null,
+      previousSecretValidUntil: row.previous_secret_valid_until?.getTime() ?? null,
+    },
+    nowMs,
+  );
+}
+
+/** What a rotation gives: the new secret (shown once) and the end of the old one's overlap. */
+export interface RotatedSecret {
+  /** The new `whsec_…` secret; stored, never logged. */
+  readonly signingSecret: string;
+  /** Until when the replaced secret still signs, Unix ms (`now + overlapS * 1000`). */
+  readonly previousValidUntil: number;
+}
+
+/**
+ * Rotates operator `operatorId`'s signing secret in one statement: a new secret
+ * (lib/auth/secrets.ts `newSigningSecret`) becomes current, and the current one becomes the
+ * previous one, still signing until `now + overlapS` s (migration 017). A secret replaced earlier
+ * and still in its overlap is dropped: at most two secrets sign at once. The wallet saga picks the
+ * rotation up within its operator cache's lifetime (WALLET_SAGA_CACHE_MS, services/wallet-saga/directory.ts);
+ * until then it signs with the old secret alone, which stays valid, so the overlap must be longer
+ * than that lifetime (the portal's floor of 60 s is).
+ * @param overlapS seconds the old secret keeps signing (a positive integer; callers validate the range).
+ * @param now Unix ms (wall clock).
+ * @returns the new secret and the overlap's end, or null when the operator is unknown or disabled
+ *   (nothing changed).
+ * @throws RangeError when `overlapS` is not a positive integer; the postgres.js error.
+ */
+export async function rotateSigningSecret(
+  sql: Sql,
+  operatorId: string,
+  overlapS: number,
+  now: number,
+): Promise<RotatedSecret | null> {
+  if (!Number.isInteger(overlapS) || overlapS <= 0)
+    throw new RangeError(`overlap_s must be a positive integer of seconds, got ${overlapS}`);
+  const secret = newSigningSecret();
+  const until = now + overlapS * 1000;
+  const rows = await sql`
+    update operators set previous_signing_secret = signing_secret,
+      previous_secret_valid_until = ${new Date(until)}, signing_secret = ${secret}
+    where operator_id = ${operatorId} and disabled_at is null
+    returning 1`;
+  return rows.length === 0 ? null : { signingSecret: secret, previousValidUntil: until };
 }

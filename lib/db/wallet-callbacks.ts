@@ -11,6 +11,10 @@
  * webhook-id and body, so an operator that already booked it answers with its first answer (or
  * "duplicate") and no money moves twice. A callback that is done, skipped or in flight is never
  * re-driven.
+ *
+ * Every attempt of a callback (wallet_callback_attempts, migration 016, written by the saga with
+ * each result) is read by `listAttempts`; `callbackStats` sums them per minute for the operator
+ * portal's overview.
  */
 import type { CallbackJob } from '../../rules/wallet/bodies.ts';
 import type { Sql } from './pool.ts';
@@ -248,4 +252,184 @@ export async function redriveCallbacks(
     returning tx_id::text`;
   const done = new Set(rows.map((r) => Number(r.tx_id)));
   return matching.filter((c) => done.has(c.tx_id));
+}
+
+/**
+ * One attempt of a callback as the operator portal shows it (table wallet_callback_attempts,
+ * migration 016). Times are ISO 8601; `latency_ms` is ms; `class` and `code` are the answer's
+ * under the operator's answer table (rules/wallet/answers.ts: ok, duplicate, mismatch,
+ * unknown_transaction, refused, failed). A callback that could not be sent has a null request
+ * method, url, headers and body.
+ */
+export interface CallbackAttemptJson {
+  /** 1-based, over the callback's whole life (a re-drive does not restart it). */
+  readonly attempt: number;
+  readonly at: string;
+  readonly request: {
+    readonly method: string | null;
+    readonly url: string | null;
+    /** webhook-id, webhook-timestamp, webhook-signature, content-type (no secret: the signature is a MAC). */
+    readonly headers: Readonly<Record<string, string>> | null;
+    readonly body: string | null;
+  };
+  /** Null status and body: a timeout or connection error (see `error`), or never sent. */
+  readonly response: { readonly status: number | null; readonly body: string | null };
+  readonly latency_ms: number;
+  readonly class: string;
+  readonly code: string | null;
+  readonly error: string | null;
+  /** When the callback was due again after this attempt; null when it ended the callback. */
+  readonly next_attempt_at: string | null;
+}
+
+interface AttemptRow {
+  attempt: number;
+  at: string;
+  request_method: string | null;
+  request_url: string | null;
+  request_headers: unknown;
+  request_body: string | null;
+  response_status: number | null;
+  response_body: string | null;
+  latency_ms: number;
+  class: string;
+  code: string | null;
+  error: string | null;
+  next_attempt_at: string | null;
+}
+
+const iso = (ms: string | number): string => new Date(Number(ms)).toISOString();
+
+/**
+ * Every recorded attempt of callback `txId`, oldest first; only when it is `operatorId`'s if given
+ * (another operator's callback then has none, exactly like a missing one).
+ * @throws the postgres.js error.
+ */
+export async function listAttempts(
+  sql: Sql,
+  txId: number,
+  operatorId?: string,
+): Promise<CallbackAttemptJson[]> {
+  const rows = await sql<AttemptRow[]>`
+    select attempt, at::text, request_method, request_url, request_headers, request_body, response_status,
+           response_body, latency_ms, class, code, error, next_attempt_at::text
+    from wallet_callback_attempts
+    where tx_id = ${txId} and (${operatorId ?? null}::text is null or operator_id = ${operatorId ?? null})
+    order by attempt`;
+  return rows.map((r) => ({
+    attempt: Number(r.attempt),
+    at: iso(r.at),
+    request: {
+      method: r.request_method,
+      url: r.request_url,
+      headers: (typeof r.request_headers === 'string'
+        ? JSON.parse(r.request_headers)
+        : r.request_headers) as Record<string, string> | null,
+      body: r.request_body,
+    },
+    response: {
+      status: r.response_status === null ? null : Number(r.response_status),
+      body: r.response_body,
+    },
+    latency_ms: Number(r.latency_ms),
+    class: r.class,
+    code: r.code,
+    error: r.error,
+    next_attempt_at: r.next_attempt_at === null ? null : iso(r.next_attempt_at),
+  }));
+}
+
+/** The answer classes that count as a succeeded attempt: the operator booked it (now or before). */
+export const SUCCEEDED_CLASSES = ['ok', 'duplicate'] as const;
+
+/** Attempts of one minute: all, succeeded (ok or duplicate) and failed (any other class). */
+export interface MinuteCounts {
+  /** Start of the minute, ISO 8601. */
+  readonly minute: string;
+  readonly total: number;
+  readonly succeeded: number;
+  readonly failed: number;
+}
+
+/** The portal overview's callback figures (the contract's `callbacks` object). */
+export interface CallbackStats {
+  /** Every minute that overlaps the window, oldest first, zeros included. */
+  readonly per_minute: MinuteCounts[];
+  /** Totals over the window (`sinceMs` to `nowMs`; the overview asks for the last hour). */
+  readonly last_hour: {
+    readonly total: number;
+    readonly succeeded: number;
+    readonly failed: number;
+    /** succeeded / total, 0..1; null when there was no attempt. */
+    readonly success_rate: number | null;
+    /** Over the attempts that were sent, ms (Postgres percentile_cont); null when none. */
+    readonly latency_ms: { readonly p50: number | null; readonly p99: number | null };
+  };
+  /** Callbacks due again after at least one attempt, now. */
+  readonly retrying: number;
+  /** Callbacks parked for ops, now. */
+  readonly parked: number;
+}
+
+/**
+ * Operator `operatorId`'s callback attempts between `sinceMs` (inclusive) and `nowMs` (exclusive),
+ * Unix ms: per minute, in total, success rate and latency p50/p99; plus its callbacks retrying and
+ * parked now. Three statements run at once (per minute and in total over the window's attempts,
+ * by the (operator_id, at) index; the callbacks' counts); the minutes are whole UTC minutes, the first and last possibly partial.
+ * @throws RangeError when `sinceMs` is not before `nowMs` or the window is longer than a day; the
+ *   postgres.js error.
+ */
+export async function callbackStats(
+  sql: Sql,
+  operatorId: string,
+  sinceMs: number,
+  nowMs: number,
+): Promise<CallbackStats> {
+  if (!(sinceMs < nowMs) || nowMs - sinceMs > 86_400_000)
+    throw new RangeError(`callback stats window must be 1 ms..1 day, got ${sinceMs}..${nowMs}`);
+  const ok = [...SUCCEEDED_CLASSES];
+  const [minutes, [totals], [counts]] = await Promise.all([
+    sql<{ minute: string; total: number; succeeded: number }[]>`
+      with m as (
+        select generate_series(${Math.floor(sinceMs / 60_000)}::bigint, ${Math.floor((nowMs - 1) / 60_000)}::bigint) as minute
+      ), a as (
+        select at / 60000 as minute, count(*)::int as total,
+               count(*) filter (where class = any(${ok}::text[]))::int as succeeded
+        from wallet_callback_attempts
+        where operator_id = ${operatorId} and at >= ${sinceMs} and at < ${nowMs}
+        group by 1
+      )
+      select (m.minute * 60000)::text as minute, coalesce(a.total, 0) as total, coalesce(a.succeeded, 0) as succeeded
+      from m left join a on a.minute = m.minute order by m.minute`,
+    sql<{ total: number; succeeded: number; p50: number | null; p99: number | null }[]>`
+      select count(*)::int as total, count(*) filter (where class = any(${ok}::text[]))::int as succeeded,
+             percentile_cont(0.5) within group (order by latency_ms) filter (where request_url is not null) as p50,
+             percentile_cont(0.99) within group (order by latency_ms) filter (where request_url is not null) as p99
+      from wallet_callback_attempts
+      where operator_id = ${operatorId} and at >= ${sinceMs} and at < ${nowMs}`,
+    sql<{ retrying: number; parked: number }[]>`
+      select count(*) filter (where status = 'due' and attempts > 0)::int as retrying,
+             count(*) filter (where status = 'parked')::int as parked
+      from wallet_callbacks where operator_id = ${operatorId} and status in ('due', 'parked')`,
+  ]);
+  const total = Number(totals?.total ?? 0);
+  const succeeded = Number(totals?.succeeded ?? 0);
+  const num = (v: number | null | undefined) => (v === null || v === undefined ? null : Number(v));
+  return {
+    per_minute: minutes.map((m) => ({
+      minute: iso(m.minute),
+      total: Number(m.total),
+      succeeded: Number(m.succeeded),
+      failed: Number(m.total) - Number(m.succeeded),
+    })),
+    last_hour: {
+      total,
+      succeeded,
+      failed: total - succeeded,
+      success_rate: total === 0 ? null : succeeded / total,
+      latency_ms: { p50: num(totals?.p50), p99: num(totals?.p99) },
+    },
+    retrying: Number(counts?.retrying ?? 0),
+    parked: Number(counts?.parked ?? 0),
+  };
 }

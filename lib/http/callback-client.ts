@@ -21,29 +21,47 @@ export type Exchange =
   | { readonly type: 'timeout'; readonly timeoutMs: number }
   | { readonly type: 'error'; readonly reason: string };
 
+/** An exchange with the headers it was sent with (content-type and the webhook-* headers). */
+export type SentExchange = Exchange & { readonly headers: Readonly<Record<string, string>> };
+
+/**
+ * The secrets a request is signed with: one, several (a signing-secret rotation's overlap: each
+ * gives one signature), or null for no signature.
+ */
+export type SigningSecrets = string | readonly string[] | null;
+
 /** Keep-alive agents shared by every attempt of one saga. */
 export interface CallbackClient {
   /**
-   * Signs `req` with `secret` at `nowMs` and sends it; a null `secret` sends it with no webhook-*
-   * header (the conformance kit's unsigned request). Never throws: a timeout (whole exchange
-   * longer than `timeoutMs`) and a connection error are results.
+   * Signs `req` with `secret` (each of them, when several) at `nowMs` and sends it; a null
+   * `secret` sends it with no webhook-* header (the conformance kit's unsigned request).
+   * @returns the exchange and the headers sent. Never throws: a timeout (whole exchange longer
+   *   than `timeoutMs`) and a connection error are results.
    */
-  send(req: CallbackRequest, secret: string | null, timeoutMs: number, nowMs: number): Promise<Exchange>;
+  send(req: CallbackRequest, secret: SigningSecrets, timeoutMs: number, nowMs: number): Promise<SentExchange>;
   close(): void;
 }
 
-/** The Standard Webhooks headers of `body` signed with `secret` (`whsec_…`) at `nowMs`. */
+/**
+ * The Standard Webhooks headers of `body` signed at `nowMs` (Unix ms; the timestamp is its whole
+ * seconds) with `secret` (`whsec_…`), or with each of `secret` when several: webhook-signature is
+ * then the space-delimited list `v1,<sig1> v1,<sig2>` in the order given, which a Standard
+ * Webhooks verifier accepts when any one matches its secret (a rotation's overlap).
+ * @throws Error (the library's) for a malformed secret, or when `secret` is an empty list.
+ */
 export function signHeaders(
   webhookId: string,
   body: string,
-  secret: string,
+  secret: string | readonly string[],
   nowMs: number,
 ): Record<string, string> {
+  const secrets = typeof secret === 'string' ? [secret] : secret;
+  if (secrets.length === 0) throw new Error('no signing secret');
   const at = new Date(Math.floor(nowMs / 1000) * 1000);
   return {
     'webhook-id': webhookId,
     'webhook-timestamp': String(Math.floor(nowMs / 1000)),
-    'webhook-signature': new Webhook(secret).sign(webhookId, at, body),
+    'webhook-signature': secrets.map((s) => new Webhook(s).sign(webhookId, at, body)).join(' '),
   };
 }
 
@@ -58,9 +76,16 @@ export function createCallbackClient(maxSockets = 64): CallbackClient {
       const body = JSON.stringify(req.body);
       let headers: Record<string, string>;
       try {
-        headers = secret === null ? {} : signHeaders(req.webhookId, body, secret, nowMs);
+        headers = {
+          'content-type': 'application/json',
+          ...(secret === null ? {} : signHeaders(req.webhookId, body, secret, nowMs)),
+        };
       } catch (err) {
-        return { type: 'error', reason: `cannot sign: ${(err as Error).message}` };
+        return {
+          type: 'error',
+          reason: `cannot sign: ${(err as Error).message}`,
+          headers: { 'content-type': 'application/json' },
+        };
       }
       const url = new URL(req.url);
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -74,11 +99,7 @@ export function createCallbackClient(maxSockets = 64): CallbackClient {
               method: req.method,
               agent,
               signal,
-              headers: {
-                'content-type': 'application/json',
-                'content-length': Buffer.byteLength(body),
-                ...headers,
-              },
+              headers: { ...headers, 'content-length': Buffer.byteLength(body) },
             },
             (res) => {
               const chunks: Buffer[] = [];
@@ -92,11 +113,11 @@ export function createCallbackClient(maxSockets = 64): CallbackClient {
           r.on('error', reject);
           r.end(body);
         });
-        return { type: 'answer', status, text };
+        return { type: 'answer', status, text, headers };
       } catch (err) {
-        if (signal.aborted) return { type: 'timeout', timeoutMs };
+        if (signal.aborted) return { type: 'timeout', timeoutMs, headers };
         const e = err as NodeJS.ErrnoException;
-        return { type: 'error', reason: `connection error: ${e.code ?? e.message}` };
+        return { type: 'error', reason: `connection error: ${e.code ?? e.message}`, headers };
       }
     },
     close() {

@@ -14,6 +14,7 @@ import {
   type Readiness,
   readinessOf,
 } from '../../rules/wallet/readiness.ts';
+import { signingSecretsAt } from '../../rules/wallet/signing.ts';
 import type { OperatorCallbackConfig } from '../db/operator-config.ts';
 import type { CallbackClient } from './callback-client.ts';
 
@@ -61,7 +62,7 @@ export async function probeOperator(
       const t0 = performance.now();
       const ex = await client.send(
         { method: check.method, url: url(check.path), webhookId: `probe-${check.name}-${nowMs}`, body },
-        op.signingSecret,
+        signingSecretsAt(op, nowMs),
         op.timeoutMs,
         nowMs,
       );

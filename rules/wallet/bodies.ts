@@ -40,6 +40,12 @@ export interface OperatorConfig {
   readonly rollbackPath: string;
   /** Standard Webhooks secret, `whsec_` + base64. */
   readonly signingSecret: string;
+  /**
+   * The secret a rotation replaced, still signing until `previousSecretValidUntil` (Unix ms);
+   * absent or null when none (signing.ts `signingSecretsAt`).
+   */
+  readonly previousSigningSecret?: string | null;
+  readonly previousSecretValidUntil?: number | null;
   /** Per-request timeout, ms. */
   readonly timeoutMs: number;
   /** When a failed win, rollback or round close is tried again, then parked. */

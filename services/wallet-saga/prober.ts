@@ -4,7 +4,8 @@
  * instance claims the probe (moving its time on, so other instances skip it) and asks the
  * operator's balance callback (docs/contract.md "Implemented by the operator": user_id, currency, session_token → user_id,
  * currency, balance, platform_session_token) for the player of the last failed bet. An answer with
- * a balance closes the breaker; anything else keeps it open for a longer cooldown.
+ * a balance closes the breaker; anything else keeps it open for a longer cooldown. A probe is not a
+ * callback: it is never recorded in wallet_callback_attempts (only the dispatcher's results are).
  */
 import { openBreakers, updateBreaker } from '../../lib/db/operator-breakers.ts';
 import type { Sql } from '../../lib/db/pool.ts';
@@ -12,6 +13,7 @@ import type { CallbackClient } from '../../lib/http/callback-client.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { buildBalanceRequest } from '../../rules/wallet/bodies.ts';
 import { afterProbe, type BreakerConfig, probeDue } from '../../rules/wallet/breaker.ts';
+import { signingSecretsAt } from '../../rules/wallet/signing.ts';
 import type { Directory, SagaOperator } from './directory.ts';
 import type { SagaMetrics } from './metrics.ts';
 
@@ -76,7 +78,7 @@ export function createProber(deps: ProberDeps): Prober {
           { userId: target.user_id, currency: target.currency, sessionToken: session.sessionToken },
           `balance-probe-${operatorId}-${now()}`,
         ),
-        op.signingSecret,
+        signingSecretsAt(op, Date.now()),
         op.timeoutMs,
         Date.now(), // signed at the wall-clock time (see the dispatcher)
       );

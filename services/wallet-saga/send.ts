@@ -18,13 +18,19 @@
  * dispatcher stopped, is not sent and has no result.
  */
 import type { Sql } from '../../lib/db/pool.ts';
-import { answerOf, type CallbackClient, type Exchange } from '../../lib/http/callback-client.ts';
+import {
+  answerOf,
+  type CallbackClient,
+  type Exchange,
+  type SentExchange,
+} from '../../lib/http/callback-client.ts';
 import { encodeEvent, walletKey } from '../../lib/log/wallet-events.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Currencies } from '../../rules/money/currencies.ts';
 import type { Answer } from '../../rules/wallet/answers.ts';
 import { afterAttempt, failedEvent } from '../../rules/wallet/attempt.ts';
 import { buildRequest, type CallbackJob, type CallbackRequest } from '../../rules/wallet/bodies.ts';
+import { signingSecretsAt } from '../../rules/wallet/signing.ts';
 import type { BreakerAnswers } from './breaker-answers.ts';
 import type { Directory, SagaOperator } from './directory.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
@@ -36,7 +42,9 @@ import {
   extendLeases,
   type LeasedCallback,
   leaseKey,
+  RESPONSE_BODY_MAX,
   releaseLease,
+  type SentAttempt,
   SKIPPED,
 } from './store.ts';
 
@@ -73,10 +81,32 @@ export interface SenderDeps {
 /** Why a callback was not sent: its lease was taken over, or could not be made long enough. */
 type NotSent = 'lost' | 'give-back';
 
-/** A sent callback's exchange and its classified answer. */
+/** A sent callback's exchange (with the headers sent), its classified answer, when and how long. */
 interface Sent {
-  readonly ex: Exchange;
+  readonly ex: SentExchange;
   readonly answer: Answer;
+  /** When it was sent, Unix ms (the saga's clock). */
+  readonly at: number;
+  /** From send to answer, timeout or error, ms. */
+  readonly latencyMs: number;
+}
+
+/** The attempt record of a callback that was not sent (nothing went out): its refusal alone. */
+function notSentAttempt(job: CallbackJob, at: number, code: string, reason: string): SentAttempt {
+  return {
+    operatorId: job.bet.operator_id,
+    at,
+    method: null,
+    url: null,
+    headers: null,
+    body: null,
+    status: null,
+    responseBody: null,
+    latencyMs: 0,
+    class: 'refused',
+    code,
+    error: reason.slice(0, 500),
+  };
 }
 
 /**
@@ -98,6 +128,7 @@ function unsendable(job: CallbackJob, attempts: number, reason: string, at: numb
     request: null,
     response: null,
     event: { key: walletKey(job.bet), value: encodeEvent(event) },
+    sent: notSentAttempt(job, at, code, reason),
   };
 }
 
@@ -119,6 +150,7 @@ function notFound(job: CallbackJob, operatorFound: boolean, attempts: number, at
     request: null,
     response: null,
     event: { key: walletKey(job.bet), value: encodeEvent(event) },
+    sent: notSentAttempt(job, at, code, reason),
   };
 }
 
@@ -196,14 +228,18 @@ export class Sender {
     let answer: Answer | null = null;
     try {
       // Signed at the wall-clock time: operators check webhook-timestamp against theirs, whatever
-      // clock schedules the retries.
-      const ex = await this.deps.client.send(req, op.signingSecret, op.timeoutMs, Date.now());
+      // clock schedules the retries; and with every secret valid then (a rotation's overlap signs
+      // with the new and the old one, rules/wallet/signing.ts).
+      const wall = Date.now();
+      const t0 = performance.now();
+      const ex = await this.deps.client.send(req, signingSecretsAt(op, wall), op.timeoutMs, wall);
+      const latencyMs = performance.now() - t0;
       end();
       answer = answerOf(ex, op.answers, { ...req, kind: job.kind });
       // A path that was failing and answers again: the operator is back (recovery.ts).
       if (recovery.answered(operatorId, pathOf(req.url), sentAt, answer.class === 'failed'))
         this.deps.recovered(operatorId);
-      return { ex, answer };
+      return { ex, answer, at: sentAt, latencyMs };
     } finally {
       if (seq !== undefined) breaker.answered(operatorId, seq, answer && { job, answer });
     }
@@ -229,6 +265,8 @@ export class Sender {
     const { metrics, log } = this.deps;
     const { job } = c;
     const { ex, answer } = sent;
+    const code = 'code' in answer ? answer.code : null;
+    const error = 'reason' in answer ? answer.reason.slice(0, 500) : null;
     metrics.attempts.inc({ kind: job.kind, answer: answer.class });
     const at = this.deps.now();
     // A pulled-forward send was an extra attempt, not a step of the schedule (attempt.ts).
@@ -247,11 +285,25 @@ export class Sender {
       status: r.status,
       nextAttemptAt: r.nextAttemptAt,
       answer: answer.class,
-      code: 'code' in answer ? answer.code : null,
-      error: 'reason' in answer ? answer.reason.slice(0, 500) : null,
+      code,
+      error,
       request: JSON.stringify(req.body).slice(0, EXCERPT),
       response: responseOf(ex),
       event: { key: walletKey(job.bet), value: encodeEvent(r.event) },
+      sent: {
+        operatorId: job.bet.operator_id,
+        at: sent.at,
+        method: req.method,
+        url: req.url,
+        headers: ex.headers,
+        body: JSON.stringify(req.body),
+        status: ex.type === 'answer' ? ex.status : null,
+        responseBody: ex.type === 'answer' ? ex.text.slice(0, RESPONSE_BODY_MAX) : null,
+        latencyMs: sent.latencyMs,
+        class: answer.class,
+        code,
+        error: ex.type === 'answer' ? error : (error ?? responseOf(ex)),
+      },
     };
   }
 }

@@ -65,6 +65,7 @@ const record = (over: Partial<AttemptRecord>): AttemptRecord => ({
   error: null,
   request: '{"a":1}',
   response: 'HTTP 200 {}',
+  sent: null,
   event: null,
   ...over,
 });

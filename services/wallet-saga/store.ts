@@ -195,7 +195,46 @@ export interface AttemptRecord {
   readonly response: string | null;
   /** The fact to append, or null (a skipped round close). */
   readonly event: OutboxEntry | null;
+  /**
+   * This attempt as the operator portal shows it (table wallet_callback_attempts, migration 016),
+   * stored with the result; null when there was no attempt to record (a skipped round close).
+   */
+  readonly sent: SentAttempt | null;
 }
+
+/**
+ * One attempt as recorded in wallet_callback_attempts: what was sent and what came back. A callback
+ * that could not be sent (unknown operator or session, a request that cannot be written) has no
+ * request and no response, only its class, code and error.
+ */
+export interface SentAttempt {
+  readonly operatorId: string;
+  /** When it was sent (or its result made, when never sent), Unix ms. */
+  readonly at: number;
+  readonly method: 'GET' | 'POST' | null;
+  readonly url: string | null;
+  /** webhook-id, webhook-timestamp, webhook-signature (a MAC, never the secret) and content-type. */
+  readonly headers: Readonly<Record<string, string>> | null;
+  /** The JSON body sent, in full. */
+  readonly body: string | null;
+  /** The operator's HTTP status; null on a timeout or connection error, or when never sent. */
+  readonly status: number | null;
+  /** The operator's answer body, at most `RESPONSE_BODY_MAX` characters. */
+  readonly responseBody: string | null;
+  /** From send to answer (or timeout, or error), ms; 0 when never sent. */
+  readonly latencyMs: number;
+  /** The answer's class under the operator's answer table (rules/wallet/answers.ts). */
+  readonly class: string;
+  readonly code: string | null;
+  readonly error: string | null;
+}
+
+/** Most characters of an answer body recorded per attempt (16 KiB of ASCII). */
+export const RESPONSE_BODY_MAX = 16_384;
+
+/** `s` made storable as Postgres text (which refuses U+0000), at most `max` characters. */
+const storable = (s: string | null, max = Number.POSITIVE_INFINITY): string | null =>
+  s === null ? null : s.slice(0, max).replaceAll('\u0000', '\uFFFD');
 
 /** The result of a round close the operator asked not to get (round_close 'none'): nothing sent. */
 export const SKIPPED: AttemptRecord = {
@@ -207,6 +246,7 @@ export const SKIPPED: AttemptRecord = {
   request: null,
   response: null,
   event: null,
+  sent: null,
 };
 
 /** A lease as its holder knows it: the callback and the attempt number it was leased with. */
@@ -234,8 +274,9 @@ export interface FinishResult {
  * `attempts`), as ONE statement, each only while `owner` still holds its lease with the same
  * attempt number (a dispatcher whose lease ran out and was taken over, by another instance or by a
  * later lease of its own, stores nothing for that callback: the new holder's attempt, with the same
- * id, decides). One statement for a batch of answers, so a burst of answers costs one
- * round trip, not one each.
+ * id, decides). Each stored result's attempt (`AttemptRecord.sent`) is recorded in
+ * wallet_callback_attempts by the same statement, so an attempt is recorded exactly when its result
+ * is. One statement for a batch of answers, so a burst of answers costs one round trip, not one each.
  * @throws the postgres.js error; nothing is then stored.
  */
 export async function finishAttempts(
@@ -246,6 +287,7 @@ export async function finishAttempts(
 ): Promise<FinishResult> {
   if (attempts.length === 0) return { held: new Set(), outboxIds: [] };
   const rs = attempts.map((a) => a.record);
+  const sent = attempts.flatMap((a) => (a.record.sent ? [{ a, s: a.record.sent }] : []));
   const rows = await sql<{ tx_id: string | null; id: string | null }[]>`
     with t as (
       select * from unnest(
@@ -277,6 +319,37 @@ export async function finishAttempts(
       where t.key is not null and (t.tx_id, t.attempts) in (select tx_id, attempts from u)
       order by t.n
       returning id
+    ), a as (
+      -- Each attempt recorded with its result, fenced by the same lease (migration 016). The
+      -- ordinal runs over the callback's whole life: a re-drive restarts w.attempts, not this.
+      -- The lease makes a conflict impossible; were one to happen, the record is dropped rather
+      -- than the result left unstorable.
+      insert into wallet_callback_attempts (tx_id, attempt, operator_id, at, request_method, request_url, request_headers,
+        request_body, response_status, response_body, latency_ms, class, code, error, next_attempt_at)
+      select d.tx_id,
+             coalesce((select max(x.attempt) from wallet_callback_attempts x where x.tx_id = d.tx_id), 0) + 1,
+             d.operator_id, d.at, d.method, d.url, d.headers::jsonb, d.body, d.status, d.response, d.latency,
+             d.class, d.code, d.error, d.next_at
+      from unnest(
+        ${sent.map(({ a }) => String(a.txId))}::bigint[],
+        ${sent.map(({ a }) => a.attempts)}::int[],
+        ${sent.map(({ s }) => s.operatorId)}::text[],
+        ${sent.map(({ s }) => String(s.at))}::bigint[],
+        ${sent.map(({ s }) => s.method)}::text[],
+        ${sent.map(({ s }) => s.url)}::text[],
+        ${sent.map(({ s }) => (s.headers === null ? null : JSON.stringify(s.headers)))}::text[],
+        ${sent.map(({ s }) => storable(s.body))}::text[],
+        ${sent.map(({ s }) => s.status)}::int[],
+        ${sent.map(({ s }) => storable(s.responseBody, RESPONSE_BODY_MAX))}::text[],
+        ${sent.map(({ s }) => Math.max(0, Math.round(s.latencyMs)))}::int[],
+        ${sent.map(({ s }) => s.class)}::text[],
+        ${sent.map(({ s }) => s.code)}::text[],
+        ${sent.map(({ s }) => storable(s.error))}::text[],
+        ${sent.map(({ a }) => (a.record.status === 'due' && a.record.nextAttemptAt !== null ? String(a.record.nextAttemptAt) : null))}::bigint[]
+      ) as d(tx_id, lease_attempts, operator_id, at, method, url, headers, body, status, response, latency,
+             class, code, error, next_at)
+      where (d.tx_id, d.lease_attempts) in (select tx_id, attempts from u)
+      on conflict (tx_id, attempt) do nothing
     )
     select tx_id::text, null::text as id from u
     union all select null, id::text from o`;

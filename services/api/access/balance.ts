@@ -6,6 +6,7 @@
  * answers, not balances); it signs with the saga's Standard Webhooks headers like every callback.
  */
 import { randomUUID } from 'node:crypto';
+import { rowSigningSecrets } from '../../../lib/db/operator-config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import { signHeaders } from '../../../lib/http/callback-client.ts';
 import type { Currencies } from '../../../rules/money/currencies.ts';
@@ -48,7 +49,7 @@ export async function fetchOperatorBalance(
   const body = JSON.stringify(request.body);
   const headers = {
     'content-type': 'application/json',
-    ...signHeaders(request.webhookId, body, op.signing_secret, now()),
+    ...signHeaders(request.webhookId, body, rowSigningSecrets(op, now()), now()),
   };
   let res: Response;
   try {
