@@ -12,6 +12,9 @@
  *   transactions: [{operator_tx_id, kind, provider_tx_id, linked_tx_id, amount_minor, delta_minor,
  *   round_id, game, created_at}]} in ledger order; 404 ACCOUNT_NOT_FOUND for an account never seen.
  * - GET /_sandbox/accounts → {accounts: [{user_id, currency, balance, balance_minor}]}.
+ * - PUT /_sandbox/signing-secret with {secret: 'whsec_…'} replaces the secret callbacks are
+ *   verified with (secret.ts: an operator switching to a rotated secret) → 204; DELETE goes back
+ *   to the configured one → 204. The secret is never answered nor logged.
  * Amounts are minor units (integers); `balance` is the decimal string the callbacks answer (in the
  * currency's precision).
  */
@@ -22,14 +25,22 @@ import { SandboxError } from './errors.ts';
 import { type FaultInjector, faultRulesSchema } from './faults.ts';
 import { type Mode, modeBodySchema } from './mode.ts';
 import { type Quirks, quirksBodySchema } from './quirks.ts';
+import { signingSecretBodySchema, type VerifyingSecret } from './secret.ts';
 import { check, parseJson } from './wire.ts';
 
 /** Registers /_sandbox/* on `app`. */
 export function registerAdmin(
   app: FastifyInstance,
-  deps: { sql: Sql; faults: FaultInjector; quirks: Quirks; mode: Mode; currencies: Currencies },
+  deps: {
+    sql: Sql;
+    faults: FaultInjector;
+    quirks: Quirks;
+    mode: Mode;
+    secret: VerifyingSecret;
+    currencies: Currencies;
+  },
 ): void {
-  const { sql, faults, quirks, mode, currencies } = deps;
+  const { sql, faults, quirks, mode, secret, currencies } = deps;
   // An account in a currency the table no longer has still shows its minor units.
   const balanceText = (minor: number, currency: string) =>
     currencies.isCurrency(currency) ? currencies.formatMinor(minor, currency) : String(minor);
@@ -56,6 +67,14 @@ export function registerAdmin(
     mode.set(check(modeBodySchema, parseJson(request.body), 'mode')),
   );
   app.delete('/_sandbox/mode', async () => mode.reset());
+  app.put('/_sandbox/signing-secret', async (request, reply) => {
+    secret.replace(check(signingSecretBodySchema, parseJson(request.body), 'signing secret').secret);
+    return reply.code(204).send();
+  });
+  app.delete('/_sandbox/signing-secret', async (_request, reply) => {
+    secret.reset();
+    return reply.code(204).send();
+  });
 
   app.get('/_sandbox/ledger', async (request) => {
     const q = request.query as Record<string, unknown>;

@@ -7,7 +7,6 @@
  */
 import { resolve } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { Webhook } from 'standardwebhooks';
 import { checkDatabase } from '../../lib/db/health.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { callbackSchemas } from '../../lib/http/callback-schemas.ts';
@@ -23,7 +22,7 @@ import { createMetrics } from './metrics.ts';
 import { Mode } from './mode.ts';
 import { ledgerMoney } from './money.ts';
 import { Quirks } from './quirks.ts';
-import { resolveSigningSecret } from './secret.ts';
+import { resolveSigningSecret, VerifyingSecret } from './secret.ts';
 
 /** The sandbox ledger's migration files. */
 export const SANDBOX_MIGRATIONS_DIR = resolve(import.meta.dirname, 'migrations');
@@ -55,7 +54,7 @@ export function createSandboxSql(config: SandboxConfig, options: { max?: number 
 export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyInstance> {
   const { config, sql, logger } = deps;
   const money = ledgerMoney(currencyTable(config.money.crypto), config.sandbox.initialBalance);
-  const webhook = new Webhook(await resolveSigningSecret(config.sandbox, logger));
+  const secret = new VerifyingSecret(await resolveSigningSecret(config.sandbox, logger));
   const faults = new FaultInjector(deps.random);
   const quirks = new Quirks();
   const mode = new Mode(config.sandbox.answerPreset, config.sandbox.strict);
@@ -88,7 +87,7 @@ export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyIn
 
   registerCallbacks(app, {
     sql,
-    webhook,
+    secret,
     faults,
     quirks,
     mode,
@@ -97,7 +96,7 @@ export async function buildOperatorSandbox(deps: SandboxDeps): Promise<FastifyIn
     money,
     closing: closing.signal,
   });
-  registerAdmin(app, { sql, faults, quirks, mode, currencies: money.currencies });
+  registerAdmin(app, { sql, faults, quirks, mode, secret, currencies: money.currencies });
 
   app.get('/health', async () => ({ status: 'ok' }));
   app.get('/ready', async (_request, reply) => {

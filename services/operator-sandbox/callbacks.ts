@@ -21,6 +21,7 @@ import type { Mode } from './mode.ts';
 import type { LedgerMoney } from './money.ts';
 import { errorAnswer, okAnswer, type SandboxAnswer } from './presets.ts';
 import type { Quirks } from './quirks.ts';
+import type { VerifyingSecret } from './secret.ts';
 import { FORM_A_PATHS } from './wallet-endpoints.ts';
 import {
   type CallbackKind,
@@ -33,7 +34,8 @@ import {
 
 export interface CallbackDeps {
   readonly sql: Sql;
-  readonly webhook: Webhook;
+  /** The secret callbacks are verified with; an admin may replace it at run time (secret.ts). */
+  readonly secret: VerifyingSecret;
   readonly faults: FaultInjector;
   /** Rules switched off for the conformance kit's tests (none by default). */
   readonly quirks: Quirks;
@@ -70,7 +72,12 @@ function header(h: IncomingHttpHeaders, name: string): string {
 }
 
 /** @throws SandboxError INVALID_SIGNATURE when a webhook-* header is missing or the HMAC or timestamp fails. */
-function verifySignature(webhook: Webhook, raw: string, headers: IncomingHttpHeaders): void {
+function verifySignature(
+  webhook: Webhook,
+  raw: string,
+  headers: IncomingHttpHeaders,
+  metrics: SandboxMetrics,
+): void {
   try {
     // jsonParse off: a signed body that is not JSON is a 400 (below), not a signature failure.
     webhook.verify(
@@ -83,6 +90,7 @@ function verifySignature(webhook: Webhook, raw: string, headers: IncomingHttpHea
       { jsonParse: false },
     );
   } catch (err) {
+    metrics.invalidSignatures.inc();
     throw new SandboxError('INVALID_SIGNATURE', `signature check failed: ${(err as Error).message}`);
   }
 }
@@ -170,7 +178,8 @@ export function registerCallbacks(app: FastifyInstance, deps: CallbackDeps): voi
         const { preset, strict } = deps.mode.list();
         try {
           const raw = typeof request.body === 'string' ? request.body : '';
-          if (!deps.quirks.has('accept-any-signature')) verifySignature(deps.webhook, raw, request.headers);
+          if (!deps.quirks.has('accept-any-signature'))
+            verifySignature(deps.secret.current, raw, request.headers, deps.metrics);
           const body = parseJsonObject(raw);
           if (strict) checkExact(deps.schemas, r.kind, r.form, body);
           let apply: () => Promise<MovementResult>;
