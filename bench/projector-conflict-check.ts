@@ -1,5 +1,5 @@
 /**
- * Cost of the projector's conflict check (services/projector/rounds/store.ts refuseConflicts)
+ * Cost of the projector's conflict check (lib/projections/rounds/store.ts refuseConflicts)
  * beside the chunk write it precedes, on the local Postgres: chunks of 5,000 new rounds (after 4 of
  * warm-up, the median of 20), then one chunk replayed whole (every id stored, so every row is read
  * back and compared). Prints both medians and the replay's time, ms.
@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { migrate } from '../lib/db/migrate.ts';
 import { createSql } from '../lib/db/pool.ts';
-import { type OffsetEvent, refuseConflicts, writeChunk } from '../services/projector/rounds/store.ts';
+import { type OffsetEvent, refuseConflicts, writeChunk } from '../lib/projections/rounds/store.ts';
 import { loadConfig } from '../tests/support/config.ts';
 import { syntheticRound } from '../tests/support/rounds-fixture.ts';
 

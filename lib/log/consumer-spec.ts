@@ -2,7 +2,7 @@
  * What a checkpointed consumer (checkpointed-consumer.ts) does with its records, apart from how
  * they arrive: its checkpoint name, its topics, how one record decodes and how decoded events are
  * written (rows and checkpoint in ONE statement, lib/db/checkpoints.ts). The live consumer and the
- * rebuild (services/projector/rebuild) both write through a spec, so a rebuilt table comes from
+ * rebuild (lib/rebuild) both write through a spec, so a rebuilt table comes from
  * exactly the code that keeps the live one.
  *
  * Two kinds of failure are told apart:

@@ -4,7 +4,7 @@
  * every column compared with IS DISTINCT FROM except the carried ones (not from the log). Runs
  * without locks beyond ordinary reads, so neither the API nor the live projector waits for it.
  */
-import type { Sql } from '../../../lib/db/pool.ts';
+import type { Sql } from '../db/pool.ts';
 import type { ReadModel } from './models.ts';
 import { ident, qualified } from './sql-names.ts';
 

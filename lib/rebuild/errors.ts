@@ -2,7 +2,7 @@
  * Errors of a read-model rebuild (docs/conventions.md §6): a stable code per expected failure, so the command
  * line prints one clear sentence and tests assert the code rather than a message.
  */
-import { AppError } from '../../../lib/errors.ts';
+import { AppError } from '../errors.ts';
 import type { Comparison } from './compare.ts';
 
 export type RebuildErrorCode =

@@ -11,9 +11,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EachBatchPayload, Kafka } from 'kafkajs';
-import type { Sql } from '../../../lib/db/pool.ts';
-import type { Logger } from '../../../lib/logger.ts';
-import type { Currencies } from '../../../rules/money/currencies.ts';
+import type { Currencies } from '../../rules/money/currencies.ts';
+import type { Sql } from '../db/pool.ts';
+import type { Logger } from '../logger.ts';
 import { RebuildError } from './errors.ts';
 import type { ReadModel } from './models.ts';
 

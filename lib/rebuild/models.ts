@@ -7,14 +7,17 @@
  * exactly the code that keeps the live one.
  */
 import type { KafkaMessage } from 'kafkajs';
-import type { CheckpointKey } from '../../../lib/db/checkpoints.ts';
-import type { Sql } from '../../../lib/db/pool.ts';
-import { type ConsumerSpec, chunksOf, decodeAll, writeIsolating } from '../../../lib/log/consumer-spec.ts';
-import type { TopicKey } from '../../../lib/log/topics.ts';
-import type { Currencies } from '../../../rules/money/currencies.ts';
-import { authKeysProjection } from '../auth-keys/projector.ts';
-import { roundsProjection } from '../projector.ts';
-import { WALLET_PROJECTION, walletProjection } from '../wallet/projector.ts';
+import type { Currencies } from '../../rules/money/currencies.ts';
+import type { CheckpointKey } from '../db/checkpoints.ts';
+import type { Sql } from '../db/pool.ts';
+import { type ConsumerSpec, chunksOf, decodeAll, writeIsolating } from '../log/consumer-spec.ts';
+import type { TopicKey } from '../log/topics.ts';
+import {
+  authKeysProjection,
+  roundsProjection,
+  WALLET_PROJECTION,
+  walletProjection,
+} from '../projections/specs.ts';
 
 /** What writing one range did. */
 export interface ApplyResult {

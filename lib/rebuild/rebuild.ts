@@ -9,11 +9,11 @@
  * offsets it had, with nothing lost or doubled.
  */
 import type { Kafka } from 'kafkajs';
-import { isConnectionError, type Sql } from '../../../lib/db/pool.ts';
-import { topicName } from '../../../lib/log/topics.ts';
-import type { Logger } from '../../../lib/logger.ts';
-import { currencyTable } from '../../../rules/money/currencies.ts';
-import type { ProjectorConfig } from '../config.ts';
+import { currencyTable } from '../../rules/money/currencies.ts';
+import type { SharedConfig } from '../config/shared.ts';
+import { isConnectionError, type Sql } from '../db/pool.ts';
+import { topicName } from '../log/topics.ts';
+import type { Logger } from '../logger.ts';
 import { type Comparison, compareTables, tableShapes } from './compare.ts';
 import { RebuildError } from './errors.ts';
 import { createFollower, type Follower } from './follower.ts';
@@ -34,8 +34,17 @@ export type RebuildProgress =
   | { readonly phase: 'replay'; readonly done: number; readonly total: number }
   | { readonly phase: 'step'; readonly message: string };
 
+/**
+ * What a rebuild reads of the configuration: the broker and namespace, the database and schema, the
+ * currency table (CRYPTO_CURRENCIES), and the prefix of its throw-away consumer group
+ * (`projector.group`, PROJECTOR_GROUP in the projector's command line).
+ */
+export type RebuildConfig = Pick<SharedConfig, 'kafka' | 'db' | 'money'> & {
+  readonly projector: { readonly group: string };
+};
+
 export interface RebuildOptions {
-  readonly config: ProjectorConfig;
+  readonly config: RebuildConfig;
   readonly kafka: Kafka;
   /** Pool on the live schema (`config.db.schema`); not ended here. */
   readonly sql: Sql;
@@ -56,6 +65,13 @@ export interface RebuildOptions {
   /** A replay that does not move for this long fails, ms (60000). */
   readonly stallMs?: number;
   readonly onProgress?: (p: RebuildProgress) => void;
+  /**
+   * With `swap`: called once the shadow passed the check before the swap, and the swap waits until
+   * it resolves (the ops API's swap on request); while it waits the shadow stays where it was and
+   * catches up with the live projector afterwards. A rejection ends the rebuild with that error,
+   * nothing swapped and the shadow dropped.
+   */
+  readonly beforeSwap?: () => Promise<void>;
 }
 
 export interface RebuildResult {
@@ -94,11 +110,7 @@ function readModel(name: string): ReadModel {
 }
 
 /** Low offset and existence of `topic`. @throws RebuildError BROKER_UNREACHABLE or TOPIC_MISSING. */
-async function topicStart(
-  kafka: Kafka,
-  config: ProjectorConfig,
-  topic: string,
-): Promise<Map<number, bigint>> {
+async function topicStart(kafka: Kafka, config: RebuildConfig, topic: string): Promise<Map<number, bigint>> {
   const admin = kafka.admin();
   try {
     await admin.connect();
@@ -257,6 +269,10 @@ export async function rebuildReadModel(opts: RebuildOptions): Promise<RebuildRes
       };
     };
     if (opts.swap === false) return result({});
+    if (opts.beforeSwap) {
+      step('checked: waiting for the swap');
+      await opts.beforeSwap();
+    }
 
     await converge();
     step('swapping');

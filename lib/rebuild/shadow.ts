@@ -9,9 +9,9 @@
  * comparison, kept when it found differences).
  */
 
-import { migrate } from '../../../lib/db/migrate.ts';
-import { createSql, type Sql } from '../../../lib/db/pool.ts';
-import type { ProjectorConfig } from '../config.ts';
+import type { SharedConfig } from '../config/shared.ts';
+import { migrate } from '../db/migrate.ts';
+import { createSql, type Sql } from '../db/pool.ts';
 import { RebuildError } from './errors.ts';
 import type { ReadModel } from './models.ts';
 import { ident, qualified } from './sql-names.ts';
@@ -82,7 +82,7 @@ export async function createShadow(sql: Sql, schemas: RebuildSchemas): Promise<v
 }
 
 /** A small pool on the same database whose search_path is `schema`. */
-export function poolFor(config: Pick<ProjectorConfig, 'db'>, schema: string, max = 2): Sql {
+export function poolFor(config: Pick<SharedConfig, 'db'>, schema: string, max = 2): Sql {
   return createSql({ db: { ...config.db, schema } }, { max });
 }
 

@@ -14,8 +14,8 @@
  *   attempt is rolled back whole and retried.
  */
 import pRetry from 'p-retry';
-import type { Sql } from '../../../lib/db/pool.ts';
-import type { Logger } from '../../../lib/logger.ts';
+import type { Sql } from '../db/pool.ts';
+import type { Logger } from '../logger.ts';
 import { RebuildError } from './errors.ts';
 import type { ReadModel } from './models.ts';
 import { checkpointsIn, type RebuildSchemas } from './shadow.ts';

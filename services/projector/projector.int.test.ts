@@ -7,6 +7,7 @@ import { encode } from '../../lib/log/codec.ts';
 import { partitionOffsets, readRange } from '../../lib/log/kafka.ts';
 import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { ROUNDS_PROJECTION } from '../../lib/projections/specs.ts';
 import { GAMES } from '../../rules/games/catalog.ts';
 import type { RoundFinished } from '../../rules/rounds/round.ts';
 import { loadConfig } from '../../tests/support/config.ts';
@@ -20,7 +21,7 @@ import {
   sampleRounds,
   type TestEnv,
 } from '../../tests/support/projector.ts';
-import { buildRoundsProjector, ROUNDS_PROJECTION, type RoundsProjector } from './projector.ts';
+import { buildRoundsProjector, type RoundsProjector } from './projector.ts';
 
 const logger = createLogger('test', 'error');
 const T0 = Date.UTC(2026, 0, 1);

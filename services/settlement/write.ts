@@ -1,7 +1,7 @@
 /**
  * The write of one settlement step (migrations 005, 007, 009): ONE transaction holding the changed
  * bets, new rounds, closes and cash-outs, outbox entries added and confirmed, and the checkpoint
- * (the one-statement pattern of services/projector/rounds/store.ts), behind the fence of
+ * (the one-statement pattern of lib/projections/rounds/store.ts), behind the fence of
  * ownership.ts.
  */
 import { type CheckpointKey, checkpointUpsert } from '../../lib/db/checkpoints.ts';

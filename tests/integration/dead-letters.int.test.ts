@@ -13,12 +13,9 @@ import { encodeRound } from '../../lib/log/rounds-codec.ts';
 import { ensureTopics, topicName } from '../../lib/log/topics.ts';
 import { encodeEvent, type WalletEvent } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { ROUNDS_PROJECTION } from '../../lib/projections/specs.ts';
 import { runDeadLettersCli } from '../../services/dead-letters/cli.ts';
-import {
-  buildRoundsProjector,
-  ROUNDS_PROJECTION,
-  type RoundsProjector,
-} from '../../services/projector/projector.ts';
+import { buildRoundsProjector, type RoundsProjector } from '../../services/projector/projector.ts';
 import { waitFor } from '../support/poll.ts';
 import { createTestEnv, roundMessage, sampleRound, type TestEnv } from '../support/projector.ts';
 import { placed } from '../support/settlement.ts';

@@ -1,6 +1,6 @@
 /**
  * The rounds window against a real Postgres, written by the projector's own
- * statement (services/projector/rounds/store.ts): given these committed rows, the API with the
+ * statement (lib/projections/rounds/store.ts): given these committed rows, the API with the
  * window answers latest and history exactly as the API reading Postgres does, follows each commit
  * through the projector's notification (the poll is set far out of the test's reach), keeps a
  * round shown by latest in history in the same state, and answers without a database query.
@@ -9,9 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { type OffsetEvent, writeChunk } from '../../lib/projections/rounds/store.ts';
 import { RoundsWindow, WINDOW_CAPACITY } from '../../services/api/rounds/window.ts';
 import { startWindowFeed, type WindowFeed } from '../../services/api/rounds/window-feed.ts';
-import { type OffsetEvent, writeChunk } from '../../services/projector/rounds/store.ts';
 import { startTestApi, type TestApi } from '../support/api.ts';
 import { waitFor } from '../support/poll.ts';
 import { syntheticRound } from '../support/rounds-fixture.ts';

@@ -17,10 +17,10 @@ import {
   walletKey,
 } from '../../lib/log/wallet-events.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { READ_MODELS } from '../../lib/rebuild/models.ts';
+import { checkpointsIn } from '../../lib/rebuild/shadow.ts';
 import { buildAuthKeysProjector } from '../../services/projector/auth-keys/projector.ts';
 import { buildRoundsProjector } from '../../services/projector/projector.ts';
-import { READ_MODELS } from '../../services/projector/rebuild/models.ts';
-import { checkpointsIn } from '../../services/projector/rebuild/shadow.ts';
 import { buildWalletProjector } from '../../services/projector/wallet/projector.ts';
 import { type AccessTestApi, startAccessTestApi } from './access.ts';
 import { waitFor } from './poll.ts';

@@ -3,8 +3,9 @@
  * single SQL statement can apply the batch (its CTEs cannot see each other's rows, hence a key
  * created and revoked in the same batch is written as one row already revoked).
  */
-import type { KeyEvent } from '../../../lib/auth/key-events.ts';
+
 import type { KeyCreated } from '../../../schemas/generated/avro.ts';
+import type { KeyEvent } from '../../auth/key-events.ts';
 
 /** What a batch does to one key. Times are Unix ms. */
 export interface KeyPatch {

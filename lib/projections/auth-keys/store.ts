@@ -1,11 +1,11 @@
 /**
  * Postgres side of the auth-keys projection: one statement per batch holding the key rows and the
- * checkpoint (same pattern and reasons as services/projector/rounds/store.ts). Idempotent: replaying a
+ * checkpoint (same pattern and reasons as lib/projections/rounds/store.ts). Idempotent: replaying a
  * batch leaves the same rows, and the checkpoint never moves back.
  */
 
-import { type CheckpointKey, checkpointUpsert } from '../../../lib/db/checkpoints.ts';
-import type { Sql } from '../../../lib/db/pool.ts';
+import { type CheckpointKey, checkpointUpsert } from '../../db/checkpoints.ts';
+import type { Sql } from '../../db/pool.ts';
 import type { KeyPatch } from './projection.ts';
 
 // Booleans go as text[] and are cast per element: postgres.js does not serialise a boolean[] parameter.

@@ -6,10 +6,10 @@
  * the projection. Pure: no I/O.
  */
 import type { KafkaMessage } from 'kafkajs';
-import { decodeAll, type Poison } from '../../../lib/log/consumer-spec.ts';
-import { decodeRoundEvent } from '../../../lib/log/rounds-codec.ts';
 import { RoundRefusedError } from '../../../rules/errors.ts';
 import { admitByTime } from '../../../rules/rounds/admission.ts';
+import { decodeAll, type Poison } from '../../log/consumer-spec.ts';
+import { decodeRoundEvent } from '../../log/rounds-codec.ts';
 import type { OffsetEvent } from './store.ts';
 
 /**

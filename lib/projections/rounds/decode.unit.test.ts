@@ -1,7 +1,7 @@
 import type { IHeaders, KafkaMessage } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { encodeRound } from '../../../lib/log/rounds-codec.ts';
 import { sampleRound } from '../../../tests/support/projector.ts';
+import { encodeRound } from '../../log/rounds-codec.ts';
 import { decodeMessages } from './decode.ts';
 
 const T0 = Date.UTC(2026, 0, 1);

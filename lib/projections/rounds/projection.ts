@@ -4,7 +4,7 @@
  * `games` (the game list's last_round and last_update, docs/contract.md "Games"). No I/O, no clock: the
  * log append time of each event comes in with it.
  *
- * The SQL that applies these rows (services/projector/rounds/store.ts) has the same semantics as
+ * The SQL that applies these rows (lib/projections/rounds/store.ts) has the same semantics as
  * `applyGameUpdate`: the game list only moves forward (`greatest`), and a round already stored
  * is kept as first written (`on conflict do nothing`), so replaying any prefix of the log again
  * changes nothing.

@@ -4,11 +4,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCheckpoints } from '../../../lib/db/checkpoints.ts';
-import { migrate } from '../../../lib/db/migrate.ts';
-import { createSql, type Sql } from '../../../lib/db/pool.ts';
 import { loadConfig } from '../../../tests/support/config.ts';
 import { sampleRound } from '../../../tests/support/projector.ts';
+import { readCheckpoints } from '../../db/checkpoints.ts';
+import { migrate } from '../../db/migrate.ts';
+import { createSql, type Sql } from '../../db/pool.ts';
 import { type OffsetEvent, writeChunk } from './store.ts';
 
 const schema = `t_store_${randomBytes(4).toString('hex')}`;

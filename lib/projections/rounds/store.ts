@@ -8,10 +8,10 @@
  */
 
 import { isDeepStrictEqual } from 'node:util';
-import { type CheckpointKey, checkpointUpsert } from '../../../lib/db/checkpoints.ts';
-import type { Sql } from '../../../lib/db/pool.ts';
-import { ROUNDS_WRITTEN_CHANNEL } from '../../../lib/db/rounds-read.ts';
 import { RoundRefusedError } from '../../../rules/errors.ts';
+import { type CheckpointKey, checkpointUpsert } from '../../db/checkpoints.ts';
+import type { Sql } from '../../db/pool.ts';
+import { ROUNDS_WRITTEN_CHANNEL } from '../../db/rounds-read.ts';
 import { type ProjectedEvent, projectRounds, type RoundRow, toRoundRow } from './projection.ts';
 
 /** A decoded event at its log offset. */

@@ -10,7 +10,7 @@
  * duplicated or replayed event changes nothing, and a CallbackSucceeded for a win row not yet
  * inserted creates it (bet context from the bet row). `merge` and store.ts's upsert share the rules.
  */
-import type { BetContext, WalletEvent } from '../../../lib/log/wallet-events.ts';
+import type { BetContext, WalletEvent } from '../../log/wallet-events.ts';
 
 export type TxStatus = 'pending' | 'failed' | 'parked' | 'rejected' | 'succeeded';
 export type RoundStatus = 'open' | 'lost' | 'won' | 'cancelled';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { WalletEvent } from '../../../lib/log/wallet-events.ts';
 import { placed, succeeded, T0 } from '../../../tests/support/settlement.ts';
+import type { WalletEvent } from '../../log/wallet-events.ts';
 import { merge, patchesOf, projectWallet, type TxPatch } from './projection.ts';
 
 const bet = placed(200, 'double', 4);

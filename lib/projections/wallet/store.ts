@@ -1,7 +1,7 @@
 /**
  * Postgres side of the wallet projection (tables of migration 003): ONE statement per batch holds
  * the wallet_transactions upserts, the wallet_balances updates and the checkpoint (same pattern
- * and reasons as services/projector/rounds/store.ts). The upsert applies the merge rules of
+ * and reasons as lib/projections/rounds/store.ts). The upsert applies the merge rules of
  * projection.ts against the stored row, so replays and duplicates change nothing.
  *
  * A patch without its bet context (a callback outcome whose BetPlaced came in an earlier batch)
@@ -12,10 +12,10 @@
  * coming from the currency table (ISO 4217 + CRYPTO_CURRENCIES) as one parameter array.
  */
 
-import { type CheckpointKey, checkpointUpsert } from '../../../lib/db/checkpoints.ts';
-import type { Sql } from '../../../lib/db/pool.ts';
 import type { Currencies } from '../../../rules/money/currencies.ts';
 import { DEMO_START_MAJOR } from '../../../rules/money/money.ts';
+import { type CheckpointKey, checkpointUpsert } from '../../db/checkpoints.ts';
+import type { Sql } from '../../db/pool.ts';
 import { type BalanceEntry, ROUND_RANK, STATUS_RANK, type TxPatch } from './projection.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -9,31 +9,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { Registry } from 'prom-client';
-import { decodeKeyEvent, type KeyEvent } from '../../../lib/auth/key-events.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
 import {
   buildCheckpointedConsumer,
   type CheckpointedConsumer,
 } from '../../../lib/log/checkpointed-consumer.ts';
-import type { ConsumerSpec } from '../../../lib/log/consumer-spec.ts';
 import type { Logger } from '../../../lib/logger.ts';
+import { authKeysProjection } from '../../../lib/projections/specs.ts';
 import type { ProjectorConfig } from '../config.ts';
-import { foldKeyEvents } from './projection.ts';
-import { writeKeyPatches } from './store.ts';
-
-export const AUTH_KEYS_PROJECTION = 'auth-keys';
-
-/** The auth-keys projection: a whole batch folded into one patch per key and written at once. */
-export const authKeysProjection: ConsumerSpec<KeyEvent> = {
-  name: AUTH_KEYS_PROJECTION,
-  topics: ['authKeys'],
-  chunkSize: Number.POSITIVE_INFINITY,
-  decode: (m) => decodeKeyEvent(m.key, m.value),
-  async write(sql, key, events, next) {
-    await writeKeyPatches(sql, key, foldKeyEvents(events), next);
-    return { checkpoint: next };
-  },
-};
 
 /** See lib/log/checkpointed-consumer.ts. */
 export type AuthKeysProjector = CheckpointedConsumer;

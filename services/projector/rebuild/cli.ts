@@ -12,12 +12,12 @@ import { pino } from 'pino';
 import { createSql, type Sql } from '../../../lib/db/pool.ts';
 import { createKafka } from '../../../lib/log/kafka.ts';
 import { createLogger, type Logger } from '../../../lib/logger.ts';
+import type { Comparison } from '../../../lib/rebuild/compare.ts';
+import { RebuildError } from '../../../lib/rebuild/errors.ts';
+import { READ_MODELS } from '../../../lib/rebuild/models.ts';
+import { rebuildReadModel } from '../../../lib/rebuild/rebuild.ts';
 import { loadProjectorConfig, type ProjectorConfig } from '../config.ts';
-import type { Comparison } from './compare.ts';
-import { RebuildError } from './errors.ts';
-import { READ_MODELS } from './models.ts';
 import { createProgressPrinter, type ProgressStream } from './progress.ts';
-import { rebuildReadModel } from './rebuild.ts';
 
 export interface RebuildCliIo {
   /** The JSON summary. */

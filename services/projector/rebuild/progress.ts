@@ -4,7 +4,7 @@
  * a plain line every second (cli-progress's noTTYOutput mode); steps as lines of their own.
  */
 import cliProgress from 'cli-progress';
-import type { RebuildProgress } from './rebuild.ts';
+import type { RebuildProgress } from '../../../lib/rebuild/rebuild.ts';
 
 /** Where progress goes: stderr, or any writable stream (not a TTY unless it says so). */
 export type ProgressStream = NodeJS.WritableStream & { readonly isTTY?: boolean };

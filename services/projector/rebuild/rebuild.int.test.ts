@@ -13,6 +13,8 @@ import { createSql } from '../../../lib/db/pool.ts';
 import { partitionOffsets } from '../../../lib/log/kafka.ts';
 import { topicName } from '../../../lib/log/topics.ts';
 import { createLogger } from '../../../lib/logger.ts';
+import { RebuildError } from '../../../lib/rebuild/errors.ts';
+import { type RebuildProgress, type RebuildResult, rebuildReadModel } from '../../../lib/rebuild/rebuild.ts';
 import { loadConfig } from '../../../tests/support/config.ts';
 import { waitFor } from '../../../tests/support/poll.ts';
 import {
@@ -29,8 +31,6 @@ import {
   waitCaughtUp,
 } from '../../../tests/support/rebuild.ts';
 import { runRebuildCli } from './cli.ts';
-import { RebuildError } from './errors.ts';
-import { type RebuildProgress, type RebuildResult, rebuildReadModel } from './rebuild.ts';
 
 let e: RebuildEnv;
 let live: LiveProjectors;

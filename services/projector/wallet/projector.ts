@@ -14,33 +14,10 @@ import {
   buildCheckpointedConsumer,
   type CheckpointedConsumer,
 } from '../../../lib/log/checkpointed-consumer.ts';
-import type { ConsumerSpec } from '../../../lib/log/consumer-spec.ts';
-import { decodeWalletEvent, type WalletEvent } from '../../../lib/log/wallet-events.ts';
 import type { Logger } from '../../../lib/logger.ts';
-import { type Currencies, currencyTable } from '../../../rules/money/currencies.ts';
+import { walletProjection } from '../../../lib/projections/specs.ts';
+import { currencyTable } from '../../../rules/money/currencies.ts';
 import type { ProjectorConfig } from '../config.ts';
-import { projectWallet } from './projection.ts';
-import { writeWallet } from './store.ts';
-
-export const WALLET_PROJECTION = 'wallet';
-
-/**
- * The wallet projection: a whole batch folded into row patches and balances and written at once;
- * demo balances in the precision `currencies` (ISO 4217 + CRYPTO_CURRENCIES) gives each currency.
- */
-export function walletProjection(currencies: Currencies): ConsumerSpec<WalletEvent> {
-  return {
-    name: WALLET_PROJECTION,
-    topics: ['walletTransactions'],
-    chunkSize: Number.POSITIVE_INFINITY,
-    decode: (m) => decodeWalletEvent(m.value),
-    async write(sql, key, events, next) {
-      const { patches, balances } = projectWallet(events);
-      await writeWallet(sql, key, patches, balances, next, currencies);
-      return { checkpoint: next };
-    },
-  };
-}
 
 /** See lib/log/checkpointed-consumer.ts. */
 export type WalletProjector = CheckpointedConsumer;
