@@ -13,6 +13,8 @@
  *   believe X-Forwarded-For, so the per-IP limits count the browsers, not the gateway). Unset: the
  *   API's own API_SOCKET (same default, .data/api/proxy.sock), unless GATEWAY_API_URL is set;
  *   `none`: over TCP to GATEWAY_API_URL (then every browser shares the gateway's IP budget).
+ * - GATEWAY_CONSOLE_DIR: the built browser console served at /console/ (scripts/build-console.ts writes
+ *   it; default .build/console/ under the app root).
  * Shared: LOG_LEVEL, SHUTDOWN_TIMEOUT_MS (lib/config/shared.ts).
  */
 import { resolve } from 'node:path';
@@ -46,6 +48,10 @@ export const gatewaySection = section({
     GATEWAY_EDGE_HTTP_URL: originUrl.optional(),
     GATEWAY_EDGE_WS_URL: originUrl.optional(),
     GATEWAY_WT_HTTP_URL: originUrl.optional(),
+    GATEWAY_CONSOLE_DIR: z
+      .string()
+      .min(1)
+      .default(resolve(APP_ROOT, '.build', 'console')),
     // The upstreams' listeners, read for the default upstream origins only.
     API_HOST: host.default('127.0.0.1'),
     API_PORT: port.default(8085),
@@ -64,6 +70,8 @@ export const gatewaySection = section({
       port: r.GATEWAY_PORT,
       /** The gateway's own /health, /ready, /metrics listener. */
       opsPort: r.GATEWAY_OPS_PORT,
+      /** The built console's folder (absolute), served at /console/. */
+      consoleDir: resolve(r.GATEWAY_CONSOLE_DIR),
       /** Upstream origins, without a trailing slash. */
       upstreams: {
         api: origin(r.GATEWAY_API_URL, r.API_HOST, r.API_PORT),

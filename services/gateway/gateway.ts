@@ -9,6 +9,7 @@
  * | /ws/* (plain HTTP)         | edge WebSocket port              |
  * | /sse/*, /grpc-proxy/*      | edge HTTP port, streamed         |
  * | /webtransport/cert-hash    | WebTransport edge `/cert-hash`   |
+ * | /console, /console/*       | the built console (console.ts)   |
  * | everything else            | API (REST, /openapi.json, pages) |
  *
  * WebTransport itself is UDP on its own port and cannot be proxied here; the pages connect to it
@@ -34,6 +35,7 @@ import { observeHttpRequests } from '../../lib/http/metrics.ts';
 import { type OpsServer, startOpsServer } from '../../lib/http/ops.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { GatewayConfig } from './config.ts';
+import { registerConsole } from './console.ts';
 import { createGatewayMetrics, gatewayReadiness } from './ops.ts';
 import { createWsTunnel, type WsTunnel } from './ws-tunnel.ts';
 
@@ -81,7 +83,7 @@ interface ErrorReply {
 }
 
 export function buildGateway(deps: GatewayDeps): Gateway {
-  const { host, port, opsPort, upstreams } = deps.config.gateway;
+  const { host, port, opsPort, upstreams, consoleDir } = deps.config.gateway;
   const logger = deps.logger.child({ component: 'gateway' });
   // Streams (SSE, gRPC proxy) stay open for hours: no request timeout; forceCloseConnections ends
   // them on stop instead of waiting.
@@ -166,6 +168,8 @@ export function buildGateway(deps: GatewayDeps): Gateway {
     rewritePrefix: '/cert-hash',
     replyOptions: replyOptionsFor('wt-http'),
   });
+  // Served here, not proxied: the console's files never reach the API.
+  registerConsole(app, consoleDir);
   // The API over its proxy socket when there is one: only there does it believe X-Forwarded-For.
   const apiUpstream = upstreams.apiSocket
     ? `unix+http://${encodeURIComponent(upstreams.apiSocket)}`
