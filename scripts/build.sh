@@ -35,6 +35,8 @@ cp -R --parents \
   services/operator-sandbox/migrations \
   public \
   "$out/"
+# The browser console, where the gateway looks from the compiled code (GATEWAY_CONSOLE_DIR's default).
+node scripts/build-console.ts "$out/.build/console"
 # The link never dangles: code that makes a folder under it (mkdir -p) would fail on a dangling one.
 mkdir -p "$(dirname "$out")/.data"
 ln -s ../.data "$out/.data"

@@ -16,6 +16,8 @@ cd "$ROOT"
 # shellcheck source=scripts/node-env.sh
 source scripts/node-env.sh
 bash scripts/ensure-deps.sh
+# The browser console the gateway serves at /console/ (.build/console/, rebuilt on every start).
+node scripts/build-console.ts
 
 INFRA_OWNED_FILE="$(mktemp "${TMPDIR:-/tmp}/casino-start.XXXXXX")"
 export INFRA_OWNED_FILE

@@ -47,6 +47,8 @@ step bash scripts/ensure-deps.sh --browser --proxy --compose
 step bash scripts/ensure-test-tools.sh
 step "$BIN/biome" check --no-errors-on-unmatched .
 step "$BIN/tsc" --noEmit -p tsconfig.json
+# The browser console (DOM and Preact's JSX) has its own compiler settings.
+step "$BIN/tsc" --noEmit -p console/tsconfig.json
 # The WebTransport edge runs on Deno, outside tsconfig.json: Deno type-checks it.
 step "$BIN/deno" check --unstable-net services/edge-webtransport/main.ts
 # tier NAME [VAR=value...]: vitest for one tier with the variables given, printing its usual report
@@ -66,5 +68,7 @@ tier_env=(
   DATABASE_URL="${DATABASE_URL:-postgres://casino:casino@127.0.0.1:${PGPORT:-55432}/casino}"
 )
 step tier int "${tier_env[@]}"
+# The browser tests load the console from the gateway: its bundle in .build/console/.
+step node scripts/build-console.ts
 step tier e2e "${tier_env[@]}"
 printf '\n=== every step succeeded\n'
