@@ -1,23 +1,17 @@
 /**
  * Every callback attempt recorded (wallet_callback_attempts, migration 016) against real Postgres,
- * in a migrated schema of its own: services/wallet-saga/store.ts `finishAttempts` records each
+ * in a migrated schema of its own: store.ts `finishAttempts` records each
  * stored result's attempt in the same statement, fenced by the same lease (a result whose lease was
  * taken over records nothing), numbers attempts over the callback's whole life (a re-drive does not
  * restart them), records nothing for a skipped close, and stores a body with U+0000 rather than
- * failing the result; wallet-callbacks.ts `listAttempts` reads them in the portal's shape (only the
+ * failing the result; lib/db/wallet-callbacks.ts `listAttempts` reads them in the portal's shape (only the
  * operator's own), and `callbackStats` sums them per minute with Postgres percentiles.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type AttemptRecord,
-  finishAttempts,
-  leaseCallbacks,
-  type SentAttempt,
-  SKIPPED,
-} from '../../services/wallet-saga/store.ts';
+import type { Sql } from '../../lib/db/pool.ts';
+import { callbackStats, listAttempts, redriveCallbacks } from '../../lib/db/wallet-callbacks.ts';
 import { insertCallbacks, startCallbackSchema } from '../../tests/support/wallet-callbacks.ts';
-import type { Sql } from './pool.ts';
-import { callbackStats, listAttempts, redriveCallbacks } from './wallet-callbacks.ts';
+import { type AttemptRecord, finishAttempts, leaseCallbacks, type SentAttempt, SKIPPED } from './store.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
 let db: Awaited<ReturnType<typeof startCallbackSchema>>;
