@@ -2,7 +2,7 @@
  * The ops console's pages (admin key as bearer): the log's topics and consumer groups, dead letters,
  * read-model rebuilds, edges, API keys and operators.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ops } from './api.ts';
 import { formatTime } from './format.ts';
 import {
@@ -14,23 +14,12 @@ import {
   type Readiness,
   ReadinessTable,
   useAction,
+  useInterval,
   useLoad,
 } from './ui.tsx';
 
 /** Refresh period of the consumer groups and rebuilds pages, ms. */
 const REFRESH_MS = 2000;
-
-/** Calls `tick` every `ms` while `on`. */
-function useInterval(tick: () => void, ms: number, on: boolean) {
-  // The latest tick, so a re-render does not restart the period.
-  const latest = useRef(tick);
-  latest.current = tick;
-  useEffect(() => {
-    if (!on) return;
-    const t = setInterval(() => latest.current(), ms);
-    return () => clearInterval(t);
-  }, [ms, on]);
-}
 
 interface Topic {
   name: string;
@@ -222,13 +211,46 @@ function DeadLetterTopics() {
 
 interface DeadRecord {
   partition: number;
-  offset: string | number;
+  offset: number;
   key: string | null;
   timestamp: string;
-  headers: Record<string, unknown>;
-  reason: string;
-  source: { topic: string; partition: number; offset: string | number };
+  headers: Record<string, string>;
+  reason: string | null;
+  source: { topic: string | null; partition: number | null; offset: number | null };
   value: unknown;
+  value_encoding?: 'json' | 'base64';
+  decode_error?: string | null;
+  replays?: { to: { topic: string; partition: number; offset: number }; at: string }[];
+}
+
+interface Position {
+  partition: number;
+  offset: number;
+}
+
+/** What POST …/replay did, per record. */
+interface ReplayView {
+  replayed: (Position & { to: Position })[];
+  already_replayed: (Position & { at: string })[];
+  undecodable: (Position & { reason: string })[];
+}
+
+const at = (p: Position) => `${p.partition}:${p.offset}`;
+
+/** One line per outcome of a replay, naming the records. */
+function replaySummary(r: ReplayView): string {
+  const parts = [
+    r.replayed.length > 0
+      ? `Replayed ${r.replayed.map((x) => `${at(x)} (now at ${at(x.to)})`).join(', ')}.`
+      : 'Nothing replayed.',
+  ];
+  if (r.already_replayed.length > 0)
+    parts.push(`Already replayed before: ${r.already_replayed.map(at).join(', ')}.`);
+  if (r.undecodable.length > 0)
+    parts.push(
+      `Still undecodable, not replayed: ${r.undecodable.map((x) => `${at(x)} (${x.reason})`).join(', ')}.`,
+    );
+  return parts.join(' ');
 }
 
 function DeadLetterRecords({ topic }: { topic: string }) {
@@ -236,9 +258,7 @@ function DeadLetterRecords({ topic }: { topic: string }) {
   const d = useLoad(() => ops<{ records: DeadRecord[] }>('GET', `${path}?limit=100`), [path]);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [inspected, setInspected] = useState<DeadRecord | null>(null);
-  const replay = useAction((records: { partition: number; offset: string | number }[]) =>
-    ops<{ replayed: unknown[] }>('POST', `${path}/replay`, { records }),
-  );
+  const replay = useAction((records: Position[]) => ops<ReplayView>('POST', `${path}/replay`, { records }));
   const records = d.data?.records ?? [];
   const idOf = (r: DeadRecord) => `${r.partition}:${r.offset}`;
   return (
@@ -261,7 +281,7 @@ function DeadLetterRecords({ topic }: { topic: string }) {
       </button>
       <ErrorBox error={replay.error} />
       <p role="status" data-testid="replay-result">
-        {replay.result ? `Replayed ${replay.result.replayed.length} record(s).` : ''}
+        {replay.result ? replaySummary(replay.result) : ''}
       </p>
       <ErrorBox error={d.error} />
       {d.loading ? <Loading /> : null}
@@ -274,6 +294,7 @@ function DeadLetterRecords({ topic }: { topic: string }) {
             <th scope="col">Time</th>
             <th scope="col">Reason</th>
             <th scope="col">Source</th>
+            <th scope="col">Replayed</th>
             <th scope="col">Inspect</th>
           </tr>
         </thead>
@@ -297,10 +318,13 @@ function DeadLetterRecords({ topic }: { topic: string }) {
                 </td>
                 <th scope="row">{id}</th>
                 <td>{formatTime(r.timestamp)}</td>
-                <td>{r.reason}</td>
+                <td>{r.reason ?? '—'}</td>
                 <td>
-                  {r.source.topic}/{r.source.partition}@{r.source.offset}
+                  {r.source.topic === null
+                    ? '—'
+                    : `${r.source.topic} ${r.source.partition}:${r.source.offset}`}
                 </td>
+                <td>{r.replays && r.replays.length > 0 ? `yes (${r.replays.length})` : 'no'}</td>
                 <td>
                   <button type="button" aria-label={`Inspect ${id}`} onClick={() => setInspected(r)}>
                     Inspect
@@ -325,9 +349,16 @@ interface Rebuild {
   rebuild_id: string;
   read_model: string;
   state: string;
-  progress: Record<string, unknown>;
+  progress: { replayed: number; target: number; step: string | null };
   started_at: string;
-  error: string | null;
+  finished_at?: string | null;
+  error: { code: string; message: string } | null;
+}
+
+/** "1200 / 5000 (24 %), step" of a rebuild's progress. */
+function progressText(p: Rebuild['progress']): string {
+  const pct = p.target > 0 ? ` (${Math.min(100, Math.floor((p.replayed / p.target) * 100))} %)` : '';
+  return `${p.replayed} / ${p.target}${pct}${p.step ? `, ${p.step}` : ''}`;
 }
 
 const READ_MODELS = ['rounds', 'api-keys', 'wallet'];
@@ -345,7 +376,7 @@ export function Rebuilds() {
   useInterval(
     () => list.reload(true),
     REFRESH_MS,
-    rebuilds.some((r) => r.state === 'running'),
+    rebuilds.some((r) => r.state === 'running' || r.state === 'swapping'),
   );
   return (
     <Page title="Rebuilds">
@@ -392,11 +423,9 @@ export function Rebuilds() {
               <th scope="row">{r.rebuild_id}</th>
               <td>{r.read_model}</td>
               <td>{r.state}</td>
-              <td>
-                <code>{JSON.stringify(r.progress)}</code>
-              </td>
+              <td>{progressText(r.progress)}</td>
               <td>{formatTime(r.started_at)}</td>
-              <td>{r.error ?? ''}</td>
+              <td>{r.error ? `${r.error.code}: ${r.error.message}` : ''}</td>
               <td>
                 <button
                   type="button"
@@ -420,7 +449,9 @@ export function Rebuilds() {
 interface Edge {
   url: string;
   ready: boolean;
-  subscribers: { websocket: number; sse: number; grpc: number; webtransport: number };
+  status?: string | null;
+  subscribers: { websocket: number; sse: number; grpc: number; webtransport: number } | null;
+  error?: string | null;
 }
 
 export function Edges() {
@@ -451,11 +482,12 @@ export function Edges() {
               <th scope="row">{x.url}</th>
               <td>
                 <Ok ok={x.ready} yes="ready" no="not ready" />
+                {x.error ? ` (${x.error})` : ''}
               </td>
-              <td>{x.subscribers.websocket}</td>
-              <td>{x.subscribers.sse}</td>
-              <td>{x.subscribers.grpc}</td>
-              <td>{x.subscribers.webtransport}</td>
+              <td>{x.subscribers?.websocket ?? '—'}</td>
+              <td>{x.subscribers?.sse ?? '—'}</td>
+              <td>{x.subscribers?.grpc ?? '—'}</td>
+              <td>{x.subscribers?.webtransport ?? '—'}</td>
             </tr>
           ))}
         </tbody>

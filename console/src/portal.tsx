@@ -25,6 +25,7 @@ import {
   type Readiness,
   ReadinessTable,
   useAction,
+  useInterval,
   useLoad,
 } from './ui.tsx';
 
@@ -67,7 +68,7 @@ interface Callback {
   kind: string;
   bet_tx_id: number | null;
   user_id: string;
-  round_id: string | number;
+  round_id: number | null;
   amount_minor: number | string;
   currency: string;
   status: string;
@@ -79,16 +80,26 @@ interface Callback {
   updated_at: string;
 }
 
+/** A request to the operator and its answer (a callback attempt, a test callback, a conformance step). */
 interface Exchange {
-  request: { method: string; url: string; headers: Record<string, string>; body: string };
+  step?: string;
+  request: {
+    method: string | null;
+    url: string | null;
+    headers: Record<string, string> | null;
+    body: string | null;
+  };
   response: { status: number | null; body: string | null };
   latency_ms: number | null;
+  class?: string;
+  error?: string | null;
 }
 
 interface Attempt extends Exchange {
   attempt: number;
   at: string;
   class: string;
+  code: string | null;
   error: string | null;
   next_attempt_at: string | null;
 }
@@ -201,7 +212,8 @@ function Chart({ minutes }: { minutes: readonly MinuteCount[] }) {
   );
 }
 
-const STATUSES = ['', 'pending', 'retrying', 'waiting', 'parked', 'succeeded', 'failed'];
+/** The status filters of GET /api/portal/callbacks ('' = any, the API's default). */
+const STATUSES = ['', 'waiting', 'parked', 'retrying', 'due', 'in_flight', 'done', 'skipped'];
 
 interface SearchForm {
   user_id: string;
@@ -225,7 +237,7 @@ export function Callbacks() {
   const redrive = useAction((tx_ids: number[]) =>
     portal<{ redriven: { tx_id: number }[] }>('POST', '/api/portal/callbacks/redrive', { tx_ids }),
   );
-  const test = useAction(() => portal<Exchange & { class: string }>('POST', '/api/portal/test-callback', {}));
+  const test = useAction(() => portal<Exchange>('POST', '/api/portal/test-callback', {}));
   const field = (k: keyof SearchForm) => ({
     value: form[k],
     onInput: (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value }),
@@ -315,7 +327,7 @@ export function Callbacks() {
       {test.result ? (
         <section aria-labelledby="h-test" data-testid="test-callback-result">
           <h2 id="h-test">Test callback</h2>
-          <ExchangeView x={test.result} cls={test.result.class} />
+          <ExchangeView x={test.result} />
         </section>
       ) : null}
       <ErrorBox error={list.error} />
@@ -355,7 +367,7 @@ export function Callbacks() {
               </th>
               <td>{c.kind}</td>
               <td>{c.user_id}</td>
-              <td>{c.round_id}</td>
+              <td>{c.round_id ?? '—'}</td>
               <td>{formatMinor(c.amount_minor, c.currency)}</td>
               <td>{c.status}</td>
               <td>{c.attempts}</td>
@@ -370,19 +382,23 @@ export function Callbacks() {
   );
 }
 
-function ExchangeView({ x, cls }: { x: Exchange; cls?: string }) {
+const SHOWN_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type'];
+
+function ExchangeView({ x }: { x: Exchange }) {
   const h = x.request.headers ?? {};
   return (
     <div class="exchange">
       <p>
+        {x.step ? <strong>{x.step}: </strong> : null}
         <code>
-          {x.request.method} {x.request.url}
+          {x.request.method ?? '?'} {x.request.url ?? '(no request sent)'}
         </code>{' '}
         → status {x.response.status ?? 'none'}
-        {cls ? `, class ${cls}` : ''}, latency {formatMs(x.latency_ms)}
+        {x.class ? `, class ${x.class}` : ''}, latency {formatMs(x.latency_ms)}
       </p>
+      {x.error ? <p class="bad">Error: {x.error}</p> : null}
       <dl class="headers">
-        {['webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type'].map((k) =>
+        {SHOWN_HEADERS.map((k) =>
           h[k] !== undefined ? (
             <div key={k}>
               <dt>{k}</dt>
@@ -394,7 +410,7 @@ function ExchangeView({ x, cls }: { x: Exchange; cls?: string }) {
         )}
       </dl>
       <p>Request body</p>
-      <Pre value={x.request.body} />
+      <Pre value={x.request.body ?? '(none)'} />
       <p>Response body</p>
       <Pre value={x.response.body ?? '(none)'} />
     </div>
@@ -413,6 +429,8 @@ export function CallbackDetail({ txId }: { txId: string }) {
     }),
   );
   const c = one.data;
+  // Until it is final, a callback changes on its own (tried, answered, retried): shown live.
+  useInterval(() => one.reload(true), 2000, c !== null && (c.status === 'due' || c.status === 'in_flight'));
   return (
     <Page title={`Callback ${txId}`}>
       <p>
@@ -428,7 +446,7 @@ export function CallbackDetail({ txId }: { txId: string }) {
                 ['Kind', c.kind],
                 ['Status', c.status],
                 ['Player', c.user_id],
-                ['Round', String(c.round_id)],
+                ['Round', c.round_id === null ? '—' : String(c.round_id)],
                 ['Amount', formatMinor(c.amount_minor, c.currency)],
                 ['Bet tx', c.bet_tx_id === null ? '—' : String(c.bet_tx_id)],
                 ['Next retry', formatTime(c.next_attempt_at)],
@@ -472,9 +490,7 @@ export function CallbackDetail({ txId }: { txId: string }) {
             <tbody>
               {c.attempts.map((a) => (
                 <tr key={a.attempt} data-attempt={a.attempt}>
-                  <th scope="row">
-                    <a href={`#attempt-${a.attempt}`}>{a.attempt}</a>
-                  </th>
+                  <th scope="row">{a.attempt}</th>
                   <td>{formatTime(a.at)}</td>
                   <td>{a.response.status ?? 'none'}</td>
                   <td>{a.class}</td>
@@ -492,7 +508,7 @@ export function CallbackDetail({ txId }: { txId: string }) {
               aria-labelledby={`h-attempt-${a.attempt}`}
             >
               <h3 id={`h-attempt-${a.attempt}`}>Attempt {a.attempt}</h3>
-              <ExchangeView x={a} cls={a.class} />
+              <ExchangeView x={a} />
             </section>
           ))}
         </>
@@ -767,11 +783,12 @@ interface Reconciliation {
     kind: string;
     bet_tx_id: number | null;
     user_id: string;
-    round_id: string | number;
+    round_id: number;
     game: string;
     amount_minor: number | string;
     currency: string;
     state: string;
+    status: string;
     created_at: string;
     finished_at: string | null;
   }[];
@@ -838,6 +855,7 @@ export function ReconciliationPage() {
             <th scope="col">Game</th>
             <th scope="col">Amount</th>
             <th scope="col">State</th>
+            <th scope="col">Status</th>
             <th scope="col">Created</th>
             <th scope="col">Finished</th>
           </tr>
@@ -853,6 +871,7 @@ export function ReconciliationPage() {
               <td>{t.game}</td>
               <td>{formatMinor(t.amount_minor, t.currency)}</td>
               <td>{t.state}</td>
+              <td>{t.status}</td>
               <td>{formatTime(t.created_at)}</td>
               <td>{formatTime(t.finished_at)}</td>
             </tr>

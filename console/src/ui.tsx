@@ -83,6 +83,17 @@ export function useLoad<T>(fn: () => Promise<T>, deps: readonly unknown[]): Load
   return { data, error, loading, reload: load };
 }
 
+/** Calls `tick` every `ms` while `on` (the latest tick: a re-render does not restart the period). */
+export function useInterval(tick: () => void, ms: number, on: boolean): void {
+  const latest = useRef(tick);
+  latest.current = tick;
+  useEffect(() => {
+    if (!on) return;
+    const t = setInterval(() => latest.current(), ms);
+    return () => clearInterval(t);
+  }, [ms, on]);
+}
+
 /** Runs an action (a button's POST): busy while running, its error kept for ErrorBox. */
 export function useAction<A extends unknown[], T>(fn: (...args: A) => Promise<T>) {
   const [busy, setBusy] = useState(false);
