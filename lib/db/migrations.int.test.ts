@@ -119,6 +119,7 @@ describe('migrations', () => {
       { table_name: 'settlement_rounds', cols: 'game,round_id' },
       { table_name: 'wallet_balances', cols: 'operator_id,user_id,currency' },
       { table_name: 'wallet_bets', cols: 'tx_id' },
+      { table_name: 'wallet_callback_attempts', cols: 'tx_id,attempt' },
       { table_name: 'wallet_callbacks', cols: 'tx_id' },
       { table_name: 'wallet_outbox', cols: 'id' },
       { table_name: 'wallet_transactions', cols: 'tx_id' },
