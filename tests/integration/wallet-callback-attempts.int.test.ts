@@ -9,8 +9,9 @@
  *   bets flow to the operator sandbox (listening on a socket, its own ledger schema): once the saga
  *   has picked the rotation up (within its operator cache's lifetime) every callback carries both
  *   signatures, the sandbox switches to the new secret mid-way (PUT /_sandbox/signing-secret), and
- *   not one callback is refused for its signature; every bet and win is booked once and each
- *   player's balance at the sandbox is what the log implies.
+ *   not one callback is refused for its signature (nor the API's balance request, before and after
+ *   the switch); every bet and win is booked once and each player's balance at the sandbox is what
+ *   the log implies.
  */
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +19,8 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rotateSigningSecret } from '../../lib/db/operator-config.ts';
 import { getCallback, listAttempts } from '../../lib/db/wallet-callbacks.ts';
+import { fetchOperatorBalance } from '../../services/api/access/balance.ts';
+import type { OperatorRow } from '../../services/api/access/guards.ts';
 import type { WalletSaga } from '../../services/wallet-saga/saga.ts';
 import { waitFor } from '../support/poll.ts';
 import { startTestSandbox, type TestSandbox } from '../support/sandbox.ts';
@@ -153,7 +156,17 @@ describe('a signing-secret rotation while bets flow to the sandbox', () => {
     // Bets go on while the saga picks the rotation up (at most CACHE_MS), still verified with the old secret.
     const pickedUp = Date.now() + CACHE_MS + 200;
     while (Date.now() < pickedUp) await betAndWin();
+    const balance = async () => {
+      const [row] = await env.sql<
+        OperatorRow[]
+      >`select * from operators where operator_id = ${env.operatorId}`;
+      const session = { user_id: player, currency: 'EUR', session_token: 'st-balance' };
+      return (await fetchOperatorBalance(row as OperatorRow, session)).balance;
+    };
+    // The API's balance request reads the row each time: both signatures at once, either secret verifies.
+    expect(await balance()).toMatch(/^\d+\.\d{2}$/);
     expect((await sbx.put('/_sandbox/signing-secret', { secret: newSecret })).status).toBe(204);
+    expect(await balance()).toMatch(/^\d+\.\d{2}$/);
     for (let i = 0; i < 4; i++) await betAndWin();
 
     const all = bets.flatMap((tx) => [tx, tx + 1]);
