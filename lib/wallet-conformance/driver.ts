@@ -8,13 +8,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { answerOf, type CallbackClient, type Exchange } from '../../lib/http/callback-client.ts';
-import {
-  type CallbackSchemas,
-  type ResponseSchema,
-  responseSchemaOf,
-  type SchemaAction,
-} from '../../lib/http/callback-schemas.ts';
 import type { Currencies } from '../../rules/money/currencies.ts';
 import type { Answer } from '../../rules/wallet/answers.ts';
 import {
@@ -24,6 +17,13 @@ import {
   type CallbackRequest,
 } from '../../rules/wallet/bodies.ts';
 import type { BetContext } from '../../rules/wallet/events.ts';
+import { answerOf, type CallbackClient, type Exchange } from '../http/callback-client.ts';
+import {
+  type CallbackSchemas,
+  type ResponseSchema,
+  responseSchemaOf,
+  type SchemaAction,
+} from '../http/callback-schemas.ts';
 import type { Target } from './target.ts';
 
 /** How a request is signed: as the platform signs, with another secret, not at all, or 10 min old. */

@@ -1,8 +1,8 @@
 /**
  * Errors of the wallet conformance kit, on the project's base error (docs/conventions.md §6).
- * Each class lives beside the code that throws it (cli.ts, rows.ts); its code is listed here.
+ * Each class lives beside the code that throws it (services/wallet-conformance/cli.ts, rows.ts); its code is listed here.
  */
-import { AppError } from '../../lib/errors.ts';
+import { AppError } from '../errors.ts';
 
 /** Codes of the conformance kit's errors; a code not listed here does not compile. */
 export type ConformanceErrorCode =

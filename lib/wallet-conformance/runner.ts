@@ -15,9 +15,9 @@
  * seed's fields, all strings); a row with an answer that does not match fails and says which.
  */
 import { randomInt } from 'node:crypto';
-import type { CallbackClient } from '../../lib/http/callback-client.ts';
-import { callbackSchemas } from '../../lib/http/callback-schemas.ts';
 import type { Currencies } from '../../rules/money/currencies.ts';
+import type { CallbackClient } from '../http/callback-client.ts';
+import { callbackSchemas } from '../http/callback-schemas.ts';
 import { balanceMinor, Driver, type Recorded } from './driver.ts';
 import { type BetIds, ROWS, RowAbort, type RowContext, type RowId } from './rows.ts';
 import type { Target } from './target.ts';
@@ -61,6 +61,11 @@ export interface RunDeps {
   readonly currencies: Currencies;
   /** Run only these rows (default: all, in order). */
   readonly only?: readonly RowId[];
+  /**
+   * Unix ms after which no further row starts (default: none): each row left fails with "not run".
+   * A row already started ends within its requests' timeouts (the operator's plus RULE_SLACK_MS each).
+   */
+  readonly deadlineAt?: number;
 }
 
 /** `verdict`, failed when an ok answer among `exchanges` does not match its schema (which and why). */
@@ -110,6 +115,11 @@ export async function runConformance(target: Target, deps: RunDeps): Promise<Con
     if (deps.only && !deps.only.includes(row.id)) continue;
     const from = driver.records.length;
     const t0 = Date.now();
+    if (deps.deadlineAt !== undefined && t0 >= deps.deadlineAt) {
+      const detail = `not run: the run's time limit (${new Date(deps.deadlineAt).toISOString()}) had passed`;
+      rows.push({ id: row.id, title: row.title, rule: row.rule, pass: false, detail, ms: 0, exchanges: [] });
+      continue;
+    }
     let verdict: { pass: boolean; detail: string };
     try {
       verdict = await row.run(ctx);

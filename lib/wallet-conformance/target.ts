@@ -3,10 +3,10 @@
  * one given on the command line with --url) and the dedicated test player.
  */
 import { randomBytes } from 'node:crypto';
-import type { OperatorCallbackConfig } from '../../lib/db/operator-config.ts';
 import type { AmountFormat } from '../../rules/money/currencies.ts';
 import { DEFAULT_RETRY_SCHEDULE } from '../../rules/retry/schedule.ts';
 import { type AnswerPreset, answerTable } from '../../rules/wallet/answers.ts';
+import type { OperatorCallbackConfig } from '../db/operator-config.ts';
 
 /** The kit's player: a user id and session token of its own, and a currency. */
 export interface TestPlayer {

@@ -17,14 +17,14 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { readOperatorConfig } from '../../lib/db/operator-config.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { type CallbackClient, createCallbackClient } from '../../lib/http/callback-client.ts';
+import { ConformanceError } from '../../lib/wallet-conformance/errors.ts';
+import { formatReport, reportJson } from '../../lib/wallet-conformance/report.ts';
+import { ROW_IDS, type RowId } from '../../lib/wallet-conformance/rows.ts';
+import { runConformance } from '../../lib/wallet-conformance/runner.ts';
+import { DEFAULT_PATHS, type Target, testPlayer, urlOperator } from '../../lib/wallet-conformance/target.ts';
 import { currencyTable } from '../../rules/money/currencies.ts';
 import { ANSWER_PRESETS, type AnswerPreset } from '../../rules/wallet/answers.ts';
 import { loadConformanceConfig } from './config.ts';
-import { ConformanceError } from './errors.ts';
-import { formatReport, reportJson } from './report.ts';
-import { ROW_IDS, type RowId } from './rows.ts';
-import { runConformance } from './runner.ts';
-import { DEFAULT_PATHS, type Target, testPlayer, urlOperator } from './target.ts';
 
 export interface CliIo {
   readonly out: (text: string) => void;

@@ -1,5 +1,5 @@
 /**
- * The wallet conformance kit (services/wallet-conformance) against a real operator
+ * The wallet conformance kit (lib/wallet-conformance, its command line services/wallet-conformance) against a real operator
  * sandbox listening on a socket: a clean sandbox passes every row on both forms; with one quirk on
  * (services/operator-sandbox/quirks.ts) exactly the row of that rule fails. The command line:
  * --url and --operator (an `operators` row in a platform schema of its own) and its exit statuses.
@@ -10,13 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../lib/db/migrate.ts';
 import { createSql, type Sql } from '../../lib/db/pool.ts';
 import { createCallbackClient } from '../../lib/http/callback-client.ts';
+import type { RowId } from '../../lib/wallet-conformance/rows.ts';
+import { runConformance } from '../../lib/wallet-conformance/runner.ts';
+import { testPlayer, urlOperator } from '../../lib/wallet-conformance/target.ts';
 import { currencyTable } from '../../rules/money/currencies.ts';
 import type { AnswerPreset } from '../../rules/wallet/answers.ts';
 import type { Quirk } from '../../services/operator-sandbox/quirks.ts';
 import { runConformanceCli } from '../../services/wallet-conformance/cli.ts';
-import type { RowId } from '../../services/wallet-conformance/rows.ts';
-import { runConformance } from '../../services/wallet-conformance/runner.ts';
-import { testPlayer, urlOperator } from '../../services/wallet-conformance/target.ts';
 import { startTestSandbox, type TestSandbox } from '../support/sandbox.ts';
 
 /** The operator's timeout in these runs, and how late `slow-answers` answers (above it). */
