@@ -14,7 +14,7 @@ import type { Sql } from '../../../lib/db/pool.ts';
 import type { CallbackClient } from '../../../lib/http/callback-client.ts';
 import { InvalidInputError, NotFoundError } from '../errors.ts';
 import { type OperatorRow, requireAdmin } from './guards.ts';
-import { createOperatorBody, parseInput, updateOperatorBody } from './input.ts';
+import { createOperatorBody, parseInput, type UpdateOperatorBody, updateOperatorBody } from './input.ts';
 import {
   activeOperator,
   activeOperators,
@@ -46,6 +46,34 @@ export function operatorView(o: OperatorRow) {
     created_at: o.created_at.toISOString(),
     disabled_at: o.disabled_at?.toISOString() ?? null,
   };
+}
+
+/**
+ * Overwrites the settings of operator `o` given in `b`, each replacing the stored one (the rest
+ * stay): PATCH /admin/operators/:id and the portal's PATCH /api/portal/settings.
+ * @throws InvalidInputError (400) when round_close would be round-end without a round_end_path;
+ *   the postgres.js error.
+ */
+export async function patchOperator(sql: Sql, o: OperatorRow, b: UpdateOperatorBody): Promise<void> {
+  const roundClose = b.round_close ?? o.round_close;
+  const roundEndPath = b.round_end_path === undefined ? o.round_end_path : b.round_end_path;
+  if (roundClose === 'round-end' && !roundEndPath)
+    throw new InvalidInputError('INVALID_INPUT', 'round_end_path: required when round_close is round-end');
+  await updateOperator(sql, o.operator_id, {
+    name: b.name ?? o.name,
+    callback_form: b.callback_form ?? o.callback_form,
+    base_url: b.base_url ?? o.base_url,
+    bet_path: b.bet_path ?? o.bet_path,
+    win_path: b.win_path ?? o.win_path,
+    balance_path: b.balance_path ?? o.balance_path,
+    rollback_path: b.rollback_path ?? o.rollback_path,
+    timeout_ms: b.timeout_ms ?? o.timeout_ms,
+    retry_policy: (b.retry_policy ?? o.retry_policy) as OperatorRow['retry_policy'],
+    answer_table: (b.answer_table ?? o.answer_table) as OperatorRow['answer_table'],
+    round_close: roundClose,
+    round_end_path: roundEndPath,
+    amount_format: b.amount_format ?? o.amount_format,
+  });
 }
 
 /** Registers the admin routes of operators on `app`. */
@@ -94,28 +122,7 @@ export function operatorRoutes(
       requireAdmin(table, req, now());
       const b = parseInput(updateOperatorBody, req.body, 'body');
       const o = found(await activeOperator(sql, req.params.id), req.params.id);
-      const roundClose = b.round_close ?? o.round_close;
-      const roundEndPath = b.round_end_path === undefined ? o.round_end_path : b.round_end_path;
-      if (roundClose === 'round-end' && !roundEndPath)
-        throw new InvalidInputError(
-          'INVALID_INPUT',
-          'round_end_path: required when round_close is round-end',
-        );
-      await updateOperator(sql, o.operator_id, {
-        name: b.name ?? o.name,
-        callback_form: b.callback_form ?? o.callback_form,
-        base_url: b.base_url ?? o.base_url,
-        bet_path: b.bet_path ?? o.bet_path,
-        win_path: b.win_path ?? o.win_path,
-        balance_path: b.balance_path ?? o.balance_path,
-        rollback_path: b.rollback_path ?? o.rollback_path,
-        timeout_ms: b.timeout_ms ?? o.timeout_ms,
-        retry_policy: (b.retry_policy ?? o.retry_policy) as OperatorRow['retry_policy'],
-        answer_table: (b.answer_table ?? o.answer_table) as OperatorRow['answer_table'],
-        round_close: roundClose,
-        round_end_path: roundEndPath,
-        amount_format: b.amount_format ?? o.amount_format,
-      });
+      await patchOperator(sql, o, b);
       return operatorView(found(await probed(o.operator_id), o.operator_id));
     },
   );
