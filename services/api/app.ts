@@ -36,6 +36,7 @@ import { AJV_OPTIONS, formatSchemaErrors, registerInputPolicy } from './input-po
 import { type ApiBudgets, createApiBudgets, registerAuthFailureBudget } from './limits.ts';
 import { registerMetrics } from './metrics/metrics.ts';
 import { registerOpenApi } from './openapi.ts';
+import { opsRoutes } from './ops/routes.ts';
 import { connectRateLimitStore, registerRateLimit } from './rate-limit.ts';
 import { currentRoundRoutes } from './rounds/current.ts';
 import { createRoundsQueries } from './rounds/queries.ts';
@@ -162,6 +163,9 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     await app.register(
       accessRoutes({ config, sql, producer: auth.producer, table: auth.table, ...deps.play }),
     );
+
+  // The ops console's API (ops/routes.ts: topics, consumer groups, dead letters, rebuilds, edges).
+  if (auth) await app.register(opsRoutes({ config, table: auth.table, logger: deps.logger }));
 
   await app.register(fastifyStatic, { root: config.api.publicDir, prefix: '/' });
   return app;

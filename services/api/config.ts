@@ -27,6 +27,11 @@
  *   every API node (api-free-bets; access/free-bet-returns.ts).
  * - PUBLIC_BASE_URL: origin players reach the pages through, the start of every `game_url` of
  *   POST /games/request-access (http://127.0.0.1:8080, the gateway).
+ * - OPS_EDGE_URLS: comma-separated HTTP base URLs of the edges' ops ports (/ready, /metrics) that the
+ *   ops console's GET /admin/ops/edges reads (ops/edges.ts). Unset: the local Node edge and WebTransport
+ *   edge, derived from EDGE_HOST/EDGE_HTTP_PORT and WT_HOST/WT_HTTP_PORT (their own settings, same
+ *   defaults: http://127.0.0.1:8086 and http://127.0.0.1:8088), a wildcard host read as loopback.
+ * - OPS_EDGE_TIMEOUT_MS: how long each edge may take to answer one of those reads (2000 ms).
  * Shared: KAFKA_*, TOPIC_*, DATABASE_*, AUTH_*, GAMES_EXTERNAL, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS, CRYPTO_CURRENCIES (lib/config/shared.ts).
  */
 import { resolve } from 'node:path';
@@ -110,6 +115,35 @@ export const accessSection = section({
   build: (r) => ({ publicBaseUrl: r.PUBLIC_BASE_URL.replace(/\/$/, '') }),
 });
 
+/** A comma-separated list of http(s) origins (the edges' ops ports), at least one. */
+const originList = z
+  .string()
+  .transform((v) => v.split(',').map((p) => p.trim()))
+  .pipe(z.array(originUrl).min(1));
+
+/** What the ops console reads beyond the log and Postgres: the edges' ops ports (ops/edges.ts). */
+export const opsConsoleSection = section({
+  name: 'opsConsole',
+  prefixes: ['OPS_'],
+  shape: {
+    OPS_EDGE_URLS: originList.optional(),
+    OPS_EDGE_TIMEOUT_MS: int(100, 60_000).default(2000),
+    // The edges' own listener settings, read only to derive the default list (same defaults).
+    EDGE_HOST: host.default('127.0.0.1'),
+    EDGE_HTTP_PORT: port.default(8086),
+    WT_HOST: host.default('127.0.0.1'),
+    WT_HTTP_PORT: port.default(8088),
+  },
+  build: (r) => ({
+    /** Base URLs of the edges' ops ports, without a trailing slash. */
+    edgeUrls: (
+      r.OPS_EDGE_URLS ?? [localOrigin(r.EDGE_HOST, r.EDGE_HTTP_PORT), localOrigin(r.WT_HOST, r.WT_HTTP_PORT)]
+    ).map((u) => u.replace(/\/$/, '')) as readonly string[],
+    /** Bound of each read of an edge, ms. */
+    edgeTimeoutMs: r.OPS_EDGE_TIMEOUT_MS,
+  }),
+});
+
 /** The API's validated, frozen configuration. @throws ConfigError naming each bad or unknown setting. */
 export const loadApiConfig = configLoader([
   kafkaSection,
@@ -120,5 +154,6 @@ export const loadApiConfig = configLoader([
   accessSection,
   moneySection,
   gamesSection,
+  opsConsoleSection,
 ]);
 export type ApiConfig = ReturnType<typeof loadApiConfig>;

@@ -34,7 +34,11 @@ export type NotFoundCode =
   | 'OPERATOR_NOT_FOUND'
   | 'LAUNCH_NOT_FOUND'
   | 'CALLBACK_NOT_FOUND'
-  | 'KEY_NOT_FOUND';
+  | 'KEY_NOT_FOUND'
+  /** Ops console: no such topic (dead-letter topic) of the platform, record, or rebuild. */
+  | 'TOPIC_NOT_FOUND'
+  | 'RECORD_NOT_FOUND'
+  | 'REBUILD_NOT_FOUND';
 
 /** Codes of {@link ConflictError} (409): what the write contradicts. */
 export type ConflictCode =
@@ -47,6 +51,9 @@ export type ConflictCode =
   | 'ROUND_FINISHED'
   | 'LAST_ADMIN_KEY'
   | 'ROUND_CONFLICT'
+  /** Ops console: a rebuild of the read model is already running; the rebuild is not waiting for its swap. */
+  | 'REBUILD_RUNNING'
+  | 'REBUILD_NOT_SWAPPABLE'
   | Refusal['code'];
 
 /** Codes of {@link GoneError} (410): why the game URL no longer works. */

@@ -43,6 +43,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
             'Game access sessions (docs/contract.md "Operator callbacks"; operator bearer; RFC 7807 errors)',
         },
         { name: 'play', description: 'Player game page: open the game URL, balance, bets (player bearer)' },
+        {
+          name: 'ops-console',
+          description:
+            'The ops console: topics, consumer groups and lag, dead letters, read-model rebuilds, edges (admin API key)',
+        },
       ],
     },
     // Shared schemas keep their $id as their name under components.schemas.

@@ -16,7 +16,7 @@ import {
   processSection,
 } from '../../lib/config/shared.ts';
 import { streamSection } from '../../lib/stream/config.ts';
-import { accessSection, apiSection } from '../../services/api/config.ts';
+import { accessSection, apiSection, opsConsoleSection } from '../../services/api/config.ts';
 import { botsSection } from '../../services/bots/config.ts';
 import { grpcSection } from '../../services/edge/config.ts';
 import { wtSection } from '../../services/edge-webtransport/settings.ts';
@@ -50,6 +50,7 @@ export const loadConfig = configLoader([
   streamSection,
   gamesSection,
   failureBudgetSection,
+  opsConsoleSection,
 ]);
 
 /** The configuration of every service. */
