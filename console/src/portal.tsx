@@ -574,7 +574,6 @@ export function Conformance() {
                         type="button"
                         aria-expanded={expanded}
                         aria-controls={`exchanges-${row.id}`}
-                        aria-label={`Exchanges of ${row.id}`}
                         onClick={() => {
                           const next = new Set(open);
                           if (expanded) next.delete(row.id);
@@ -582,8 +581,11 @@ export function Conformance() {
                           setOpen(next);
                         }}
                       >
-                        {expanded ? 'Hide' : 'Show'} {row.exchanges.length}
-                      </button>
+                        Exchanges of {row.id}
+                      </button>{' '}
+                      <span class="muted">
+                        ({row.exchanges.length}, {expanded ? 'shown' : 'hidden'})
+                      </span>
                       <div id={`exchanges-${row.id}`} data-testid={`exchanges-${row.id}`} hidden={!expanded}>
                         {expanded
                           ? row.exchanges.map((x, i) => <ExchangeView key={String(i)} x={x} />)
