@@ -37,6 +37,7 @@ import { type ApiBudgets, createApiBudgets, registerAuthFailureBudget } from './
 import { registerMetrics } from './metrics/metrics.ts';
 import { registerOpenApi } from './openapi.ts';
 import { opsRoutes } from './ops/routes.ts';
+import { portalRoutes } from './portal/routes.ts';
 import { connectRateLimitStore, registerRateLimit } from './rate-limit.ts';
 import { currentRoundRoutes } from './rounds/current.ts';
 import { createRoundsQueries } from './rounds/queries.ts';
@@ -163,6 +164,9 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     await app.register(
       accessRoutes({ config, sql, producer: auth.producer, table: auth.table, ...deps.play }),
     );
+  // The operator portal (portal/routes.ts: its sign-in link, cookie session, /api/portal/*).
+  if (auth)
+    await app.register(portalRoutes({ config, sql, table: auth.table, authFailures: budgets.authFailures }));
 
   // The ops console's API (ops/routes.ts: topics, consumer groups, dead letters, rebuilds, edges).
   if (auth) await app.register(opsRoutes({ config, table: auth.table, logger: deps.logger }));

@@ -36,6 +36,13 @@ export const SECURITY_SCHEMES = {
     description: 'An operator token op_… (POST /admin/operators).',
   },
   playerBearer: { type: 'http', scheme: 'bearer', description: 'A player token pt_… (POST /play/open).' },
+  portalSession: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'portal_session',
+    description:
+      'The operator portal session cookie (POST /api/portal/session); writes also need x-csrf-token.',
+  },
 } as const;
 
 type Security = Record<string, string[]>[];

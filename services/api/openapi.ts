@@ -44,6 +44,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         },
         { name: 'play', description: 'Player game page: open the game URL, balance, bets (player bearer)' },
         {
+          name: 'portal',
+          description:
+            "The operator portal: one operator's readiness, callbacks, conformance, secret, settings, reconciliation (portal_session cookie from a single-use link; x-csrf-token on writes)",
+        },
+        {
           name: 'ops-console',
           description:
             'The ops console: topics, consumer groups and lag, dead letters, read-model rebuilds, edges (admin API key)',
