@@ -26,9 +26,10 @@ export const recordsQuery = z
     limit: z
       .string()
       .max(4)
-      .regex(/^[0-9]+$/, `must be an integer from 1 to ${MAX_RECORDS}`)
+      // Exactly 1..1000, so the pattern in /openapi.json states the whole rule.
+      .regex(/^(?:[1-9][0-9]{0,2}|1000)$/, `must be an integer from 1 to ${MAX_RECORDS}`)
       .transform(Number)
-      .pipe(z.number().int().min(1, `must be an integer from 1 to ${MAX_RECORDS}`).max(MAX_RECORDS))
+      .pipe(z.number().int().min(1).max(MAX_RECORDS))
       .default(100)
       .meta({ description: `Most records to return (1..${MAX_RECORDS}, default 100).` }),
     after: z

@@ -24,6 +24,9 @@ import { READ_MODELS } from '../../../lib/rebuild/models.ts';
 import { type RebuildResult, rebuildReadModel } from '../../../lib/rebuild/rebuild.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 
+/** Longest a start request waits for the rebuild to take its lock (or fail), ms. */
+const START_WAIT_MS = 10_000;
+
 /** The read models a rebuild knows (lib/rebuild/models.ts), by name. */
 export const READ_MODEL_NAMES = [...READ_MODELS.keys()] as [string, ...string[]];
 
@@ -86,7 +89,8 @@ export interface RebuildJobsDeps {
 
 export interface RebuildJobs {
   /**
-   * Starts a rebuild of `model` and resolves once it has taken its lock (or failed before).
+   * Starts a rebuild of `model` and resolves once it has taken its lock (or failed before), or
+   * after 10 s still `running`.
    * @throws ConflictError REBUILD_RUNNING when one of `model` runs here or elsewhere.
    */
   start(model: string): Promise<RebuildView>;
@@ -204,7 +208,15 @@ export function createRebuildJobs(deps: RebuildJobsDeps): RebuildJobs {
       };
       jobs.set(j.id, j);
       j.done = run(j, sql, () => locked()).finally(() => locked());
-      await lockedOrDone;
+      // Bounded: a broker or database that is slow to answer leaves the job `running`, visible by GET.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        lockedOrDone,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, START_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(timer);
       if (j.state === 'failed' && j.error?.code === 'REBUILD_RUNNING')
         throw new ConflictError('REBUILD_RUNNING', j.error.message);
       return view(j);

@@ -264,6 +264,7 @@ describe('ops console API: dead letters', () => {
     const cases: [string, () => ReturnType<typeof get>, RegExp][] = [
       ['limit 0', () => get('/admin/ops/dead-letters/rounds?limit=0'), /^limit: /],
       ['limit text', () => get('/admin/ops/dead-letters/rounds?limit=ten'), /^limit: /],
+      ['limit 1001', () => get('/admin/ops/dead-letters/rounds?limit=1001'), /^limit: /],
       ['after', () => get('/admin/ops/dead-letters/rounds?after=3'), /^after: /],
       ['unknown query', () => get('/admin/ops/dead-letters/rounds?colour=red'), /colour/],
       ['topic', () => get('/admin/ops/dead-letters/a%20b'), /^topic: /],
