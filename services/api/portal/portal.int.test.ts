@@ -284,6 +284,18 @@ describe('portal link and session', () => {
     expect((await call(s, 'GET', '/api/portal/session')).statusCode).toBe(401);
   });
 
+  it('refuses a session past its 8 h and one of an operator disabled since', async () => {
+    const s = await signIn(A);
+    await t.sql`update portal_sessions set expires_at = now() - interval '1 second'
+                where csrf_token = ${s.csrf}`;
+    expect((await call(s, 'GET', '/api/portal/overview')).statusCode).toBe(401);
+    const C = await t.operator({ base_url: walletUrl });
+    const c = await signIn(C);
+    expect((await call(c, 'GET', '/api/portal/settings')).statusCode).toBe(200);
+    await t.app.inject({ method: 'DELETE', url: `/admin/operators/${C.operator_id}`, headers: admin() });
+    expect((await call(c, 'GET', '/api/portal/settings')).statusCode).toBe(401);
+  });
+
   it('answers 429 to a sign-in from an IP past its failed-credential budget, a good link included', async () => {
     const ip = '10.77.0.1';
     const codes: number[] = [];
@@ -627,6 +639,34 @@ describe('portal routes', () => {
     expect(rows).toEqual(j.transactions.map(asText));
     expect(Object.keys(rows[0] ?? {})).toEqual(Object.keys(j.transactions[0]));
   });
+});
+
+describe('portal over https', () => {
+  it('marks the cookie Secure and links to the https origin when PUBLIC_BASE_URL is https', async () => {
+    const h = await startAccessTestApi({ PUBLIC_BASE_URL: 'https://casino.example' });
+    try {
+      const op = await h.operator({ base_url: walletUrl });
+      const link = await h.app.inject({
+        method: 'POST',
+        url: `/admin/operators/${op.operator_id}/portal-link`,
+        headers: { 'x-api-key': h.adminKey },
+        payload: {},
+      });
+      expect(link.json().url).toMatch(/^https:\/\/casino\.example\/console\/#portal-link=plk_/);
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/api/portal/session',
+        payload: { link_token: new URL(link.json().url).hash.replace('#portal-link=', '') },
+      });
+      expect(res.statusCode).toBe(200);
+      const set = String(res.headers['set-cookie']);
+      expect(set).toMatch(/; Secure/);
+      expect(set).toMatch(/; HttpOnly/);
+      expect(set).toMatch(/; SameSite=Strict/);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
 });
 
 describe('OpenAPI', () => {
