@@ -1,7 +1,7 @@
 /**
  * The access routes keep their SQL in the stores of this folder (bets-store.ts, sessions-store.ts,
  * operators-store.ts), as the other services do: a file that registers routes runs no statement
- * of its own.
+ * of its own. The operator portal's routes (../portal) follow the same rule.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,13 +12,25 @@ const ROUTES = /\bapp\.(get|post|patch|put|delete)\b/;
 /** A postgres.js tagged statement (`sql\`…\``, `sql<Row[]>\`…\``) or a transaction. */
 const STATEMENT = /\bsql(<[^`]*?>)?`|\.begin\(|\.unsafe\(/;
 
+/** The files of `dir` that register routes, and those of them that run SQL. */
+function routeFilesOf(dir: string) {
+  const routeFiles = readdirSync(dir).filter(
+    (f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && ROUTES.test(readFileSync(join(dir, f), 'utf8')),
+  );
+  const withSql = routeFiles.filter((f) => STATEMENT.test(readFileSync(join(dir, f), 'utf8')));
+  return { routeFiles, withSql };
+}
+
 describe('access routes', () => {
   it('register routes only in files without SQL', () => {
-    const routeFiles = readdirSync(DIR).filter(
-      (f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && ROUTES.test(readFileSync(join(DIR, f), 'utf8')),
-    );
+    const { routeFiles, withSql } = routeFilesOf(DIR);
     expect(routeFiles).toContain('bets.ts');
-    const withSql = routeFiles.filter((f) => STATEMENT.test(readFileSync(join(DIR, f), 'utf8')));
+    expect(withSql).toEqual([]);
+  });
+
+  it('and so do the operator portal routes', () => {
+    const { routeFiles, withSql } = routeFilesOf(join(DIR, '../portal'));
+    expect(routeFiles).toContain('callbacks.ts');
     expect(withSql).toEqual([]);
   });
 });
