@@ -107,6 +107,39 @@ describe('a clean sandbox', () => {
   });
 });
 
+describe('a run with a deadline', () => {
+  it('starts no row after it: every row left fails as not run, with no exchange', async () => {
+    await quirks([]);
+    const r = await runConformance(
+      {
+        operator: urlOperator({
+          url: base,
+          secret: sbx.secret,
+          form: 'A',
+          preset: 'seed',
+          timeoutMs: TIMEOUT_MS,
+          amountFormat: 'string',
+          paths: {
+            bet: '/wallet/bet',
+            win: '/wallet/win',
+            rollback: '/wallet/rollback',
+            balance: '/wallet/balance',
+          },
+        }),
+        player: testPlayer({}),
+      },
+      { client, currencies, deadlineAt: Date.now() },
+    );
+    expect(r.passed).toBe(false);
+    expect(r.rows).toHaveLength(11);
+    for (const row of r.rows) {
+      expect(row.pass).toBe(false);
+      expect(row.detail).toMatch(/^not run: the run's time limit/);
+      expect(row.exchanges).toEqual([]);
+    }
+  });
+});
+
 describe('a sandbox with one quirk', () => {
   it('takes quirks by name through its admin API and refuses unknown ones', async () => {
     const put = (payload: unknown) =>

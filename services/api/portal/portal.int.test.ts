@@ -14,6 +14,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AccessTestApi, startAccessTestApi } from '../../../tests/support/access.ts';
 import { parseCsv } from '../../../tests/support/console.ts';
+import { startTestSandbox } from '../../../tests/support/sandbox.ts';
 
 let t: AccessTestApi;
 let wallet: Server;
@@ -597,6 +598,38 @@ describe('portal routes', () => {
     expect(balance.exchanges.length).toBeGreaterThan(0);
     expect(balance.exchanges[0].request.url).toBe(`${walletUrl}/wallet/balance`);
     expect(balance.exchanges[0].response.status).toBe(200);
+  }, 120_000);
+
+  it('conformance against a clean sandbox operator (its own base URL and secret): every row passes', async () => {
+    const sbx = await startTestSandbox();
+    try {
+      await sbx.app.listen({ host: '127.0.0.1', port: 0 });
+      const D = await t.operator({
+        base_url: `http://127.0.0.1:${(sbx.app.server.address() as AddressInfo).port}`,
+      });
+      await t.sql`update operators set signing_secret = ${sbx.secret} where operator_id = ${D.operator_id}`;
+      const d = await signIn(D);
+      const t0 = Date.now();
+      const res = await call(d, 'POST', '/api/portal/conformance', { payload: {} });
+      const ms = Date.now() - t0;
+      expect(res.statusCode, res.body).toBe(200);
+      const b = res.json();
+      expect(
+        b.rows.filter((r: { ok: boolean }) => !r.ok),
+        JSON.stringify(b.rows),
+      ).toEqual([]);
+      expect(b.passed).toBe(true);
+      const bet = b.rows.find((r: { id: string }) => r.id === 'bet');
+      expect(bet.exchanges[1]).toMatchObject({
+        request: { method: 'POST', signing: 'valid' },
+        response: { status: 200 },
+        class: 'ok',
+      });
+      expect(JSON.parse(bet.exchanges[1].request.body)).toMatchObject({ action: 'bet', amount: '1.00' });
+      console.log(`portal conformance against the sandbox: ${ms} ms`);
+    } finally {
+      await sbx.close();
+    }
   }, 120_000);
 
   it('reconciliation: the UTC day in JSON and the same rows in CSV', async () => {
