@@ -108,6 +108,8 @@ describe('migrations', () => {
       { table_name: 'operator_breakers', cols: 'operator_id' },
       { table_name: 'operators', cols: 'operator_id' },
       { table_name: 'play_bets', cols: 'tx_id' },
+      { table_name: 'portal_links', cols: 'token_hash' },
+      { table_name: 'portal_sessions', cols: 'session_hash' },
       { table_name: 'projection_checkpoints', cols: 'projection,topic,partition' },
       { table_name: 'rounds', cols: 'game_id,round_id' },
       { table_name: 'schema_migrations', cols: 'version' },
