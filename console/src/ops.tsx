@@ -326,8 +326,8 @@ function DeadLetterRecords({ topic }: { topic: string }) {
                 </td>
                 <td>{r.replays && r.replays.length > 0 ? `yes (${r.replays.length})` : 'no'}</td>
                 <td>
-                  <button type="button" aria-label={`Inspect ${id}`} onClick={() => setInspected(r)}>
-                    Inspect
+                  <button type="button" onClick={() => setInspected(r)}>
+                    Inspect {id}
                   </button>
                 </td>
               </tr>
