@@ -29,7 +29,9 @@ export type RebuildErrorCode =
   /** The shadow checkpoint is not the live one at the swap (a bug; nothing was swapped). */
   | 'CHECKPOINT_MISMATCH'
   /** The rebuilt tables differ from the live ones (before the swap: nothing was swapped). */
-  | 'DIFFERENCES';
+  | 'DIFFERENCES'
+  /** Ended while it waited for its swap (the process running it stopped): nothing was swapped. */
+  | 'CANCELLED';
 
 /** A rebuild that could not be done or was refused; `code` says which. */
 export class RebuildError extends AppError {

@@ -242,7 +242,8 @@ export function createRebuildJobs(deps: RebuildJobsDeps): RebuildJobs {
       return view(j);
     },
     async close(waitMs = 30_000) {
-      for (const j of jobs.values()) j.cancel?.(new Error('the API is stopping; nothing was swapped'));
+      for (const j of jobs.values())
+        j.cancel?.(new RebuildError('CANCELLED', 'the API is stopping; nothing was swapped'));
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         Promise.all([...jobs.values()].map((j) => j.done)),

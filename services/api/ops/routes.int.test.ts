@@ -10,12 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSql, type Sql } from '../../../lib/db/pool.ts';
 import { deadLetterMessage } from '../../../lib/log/dead-letter.ts';
 import { ensureTopics, topicName } from '../../../lib/log/topics.ts';
+import { createLogger } from '../../../lib/logger.ts';
 import { type AuthTestApi, startAuthTestApi } from '../../../tests/support/auth.ts';
 import { createTestLog, startEdge, type TestLog } from '../../../tests/support/edge.ts';
 import { waitFor } from '../../../tests/support/poll.ts';
 import { roundMessage, sampleRound } from '../../../tests/support/projector.ts';
 import { type LiveProjectors, startProjectors } from '../../../tests/support/rebuild.ts';
 import { openSse, type SseClient } from '../../../tests/support/sse-client.ts';
+import { createRebuildJobs } from './rebuilds.ts';
 
 type Edge = Awaited<ReturnType<typeof startEdge>>;
 
@@ -364,6 +366,33 @@ describe('ops console API: rebuilds', () => {
     const missing = await get('/admin/ops/rebuilds/rb_00000000-0000-0000-0000-000000000000');
     expect(missing.statusCode).toBe(404);
     expect(missing.json()).toMatchObject({ code: 'REBUILD_NOT_FOUND' });
+  }, 120_000);
+
+  it('ends a rebuild waiting for its swap when the API stops: failed CANCELLED, nothing swapped, shadow dropped', async () => {
+    const jobs = createRebuildJobs({
+      config: t.config,
+      kafka: t.kafka,
+      logger: createLogger('ops-test', 'silent'),
+    });
+    const { rebuild_id: id } = await jobs.start('api-keys');
+    await waitFor('caught up', () => (jobs.get(id).state === 'caught-up' ? true : undefined), 60_000);
+    const before = await sql<{ key_id: string }[]>`select key_id from api_keys order by key_id`;
+    await jobs.close();
+    expect(jobs.get(id)).toMatchObject({ state: 'failed', error: { code: 'CANCELLED' }, result: null });
+    const shadow = `${t.config.db.schema}__rebuild_api_keys`;
+    const [s] = await sql<
+      { n: number }[]
+    >`select count(*)::int as n from pg_namespace where nspname = ${shadow}`;
+    expect(s?.n).toBe(0);
+    expect(await sql<{ key_id: string }[]>`select key_id from api_keys order by key_id`).toEqual(before);
+    // Its lock is released: the next rebuild of the same model starts.
+    const next = await post('/admin/ops/rebuilds', { read_model: 'api-keys' });
+    expect(next.statusCode).toBe(202);
+    await waitFor('caught up', async () =>
+      (await get(`/admin/ops/rebuilds/${next.json().rebuild_id}`)).json().state === 'caught-up'
+        ? true
+        : undefined,
+    );
   }, 120_000);
 });
 
