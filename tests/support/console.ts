@@ -24,6 +24,18 @@ export const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.m
 /** Where the README's screenshots of the console live. */
 export const SCREENSHOT_DIR = join(ROOT, 'docs', 'screenshots');
 
+/**
+ * Options of every browser context of the tests: the README's viewport, downloads kept. The gateway's
+ * Content-Security-Policy (script-src 'self') would block axe-core's inline script; bypassing it also
+ * means a markup injection test sees what the page itself renders, not what the policy happens to
+ * stop (the policy has its own test: `services/gateway/console.int.test.ts`).
+ */
+export const CONTEXT_OPTIONS = {
+  viewport: { width: 1280, height: 900 },
+  acceptDownloads: true,
+  bypassCSP: true,
+} as const;
+
 /** A JSON answer of the API: status and parsed body (undefined when not JSON). */
 export interface ApiReply<T = Record<string, unknown>> {
   readonly status: number;
@@ -111,7 +123,7 @@ export async function startConsoleStack(
     return r.body.url;
   };
   const newPage = async (): Promise<ConsolePage> => {
-    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    const ctx = await browser.newContext(CONTEXT_OPTIONS);
     const page = await ctx.newPage();
     const dialogs: string[] = [];
     const errors: string[] = [];
@@ -193,11 +205,18 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
-/** Writes a full-page screenshot `docs/screenshots/<name>.png` when CONSOLE_SCREENSHOTS=1. */
-export async function screenshot(page: Page, name: string): Promise<void> {
+/**
+ * Writes a screenshot `docs/screenshots/<name>.png` when CONSOLE_SCREENSHOTS=1: the whole page, or
+ * only the 1280 × 900 viewport with `fullPage: false` (a long table).
+ */
+export async function screenshot(
+  page: Page,
+  name: string,
+  options: { fullPage?: boolean } = {},
+): Promise<void> {
   if (process.env.CONSOLE_SCREENSHOTS !== '1') return;
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: options.fullPage ?? true });
 }
 
 /** An HTTP server on 127.0.0.1 answering every request with status 200 and `body` as text/html. */
