@@ -82,11 +82,23 @@ async function call<T>(
   return parsed as T;
 }
 
-/** A portal request (cookie session; CSRF header on every method but GET). */
-export function portal<T>(method: Method, path: string, body?: unknown): Promise<T> {
+/** Dispatched on window when a portal request answers 401 (the session ended or expired). */
+export const PORTAL_SIGNED_OUT = 'console:portal-signed-out';
+
+/**
+ * A portal request (cookie session; CSRF header on every method but GET). A 401 also dispatches
+ * PORTAL_SIGNED_OUT, so the page shows the sign-in instead of an error on every view.
+ */
+export async function portal<T>(method: Method, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   if (method !== 'GET' && csrf) headers['x-csrf-token'] = csrf;
-  return call<T>(method, path, body, headers);
+  try {
+    return await call<T>(method, path, body, headers);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401 && path !== '/api/portal/session')
+      window.dispatchEvent(new CustomEvent(PORTAL_SIGNED_OUT, { detail: e }));
+    throw e;
+  }
 }
 
 /** An ops request with the admin key as the bearer. */

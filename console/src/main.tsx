@@ -5,7 +5,7 @@
 import type { ComponentChildren } from 'preact';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, adminKey, ops, portal, setAdminKey, setCsrfToken } from './api.ts';
+import { ApiError, adminKey, ops, PORTAL_SIGNED_OUT, portal, setAdminKey, setCsrfToken } from './api.ts';
 import { formatTime, linkTokenOf, parseRoute, type Route } from './format.ts';
 import { DeadLetters, Edges, Groups, Keys, Operators, Rebuilds, Topics } from './ops.tsx';
 import {
@@ -135,6 +135,15 @@ function PortalArea({ route }: { route: Route }) {
           error: token || !(e instanceof ApiError && e.status === 401) ? e : null,
         }),
     );
+  }, []);
+  useEffect(() => {
+    // A session that ended meanwhile (expired, signed out elsewhere): back to the sign-in, saying why.
+    const out = (e: Event) => {
+      setCsrfToken(null);
+      setState({ kind: 'none', error: (e as CustomEvent).detail });
+    };
+    window.addEventListener(PORTAL_SIGNED_OUT, out);
+    return () => window.removeEventListener(PORTAL_SIGNED_OUT, out);
   }, []);
   if (state.kind === 'checking')
     return (
