@@ -199,6 +199,17 @@ describe('portal link and session', () => {
       expect(bad.statusCode, JSON.stringify(payload)).toBe(400);
       expect(bad.json().detail).toMatch(new RegExp(`^${field}:`));
     }
+    // The body is required (as /openapi.json says): none at all is a 400, and no link is minted.
+    const before = await t.sql`select count(*)::int as n from portal_links`;
+    const noBody = await t.app.inject({
+      method: 'POST',
+      url: `/admin/operators/${A.operator_id}/portal-link`,
+      headers: admin(),
+    });
+    expect(noBody.statusCode, noBody.body).toBe(400);
+    expect(noBody.json().detail).toMatch(/^body\b/);
+    const after = await t.sql`select count(*)::int as n from portal_links`;
+    expect(after[0]?.n).toBe(before[0]?.n);
   });
 
   it('refuses a link of a disabled operator', async () => {

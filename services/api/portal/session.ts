@@ -66,7 +66,8 @@ export function portalLinkRoute(app: FastifyInstance, deps: SessionDeps): void {
     { schema: portalSchemas.link },
     async (req, reply) => {
       requireAdmin(table, req, now());
-      const b = parseInput(portalLinkBody, req.body ?? {}, 'body');
+      // The body is required, as /openapi.json says (send {} for the default lifetime).
+      const b = parseInput(portalLinkBody, req.body, 'body');
       const token = newLinkToken();
       const expires = await insertLink(sql, sha256(token), req.params.id, b.ttl_s);
       if (!expires) throw new NotFoundError('OPERATOR_NOT_FOUND', `no operator ${req.params.id}`);
