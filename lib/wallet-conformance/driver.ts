@@ -17,7 +17,13 @@ import {
   type CallbackRequest,
 } from '../../rules/wallet/bodies.ts';
 import type { BetContext } from '../../rules/wallet/events.ts';
-import { answerOf, type CallbackClient, type Exchange } from '../http/callback-client.ts';
+import { signingSecretsAt } from '../../rules/wallet/signing.ts';
+import {
+  answerOf,
+  type CallbackClient,
+  type Exchange,
+  type SigningSecrets,
+} from '../http/callback-client.ts';
 import {
   type CallbackSchemas,
   type ResponseSchema,
@@ -137,10 +143,15 @@ export class Driver {
     return { name, problems: this.schemas.response(name, parsed(ex.text)) };
   }
 
-  private secretOf(signing: Signing): string | null {
+  /**
+   * 'valid' signs as the platform does at this moment: during a signing-secret rotation's overlap
+   * with the new and the replaced secret (rules/wallet/signing.ts), so an operator that has not
+   * switched yet still passes.
+   */
+  private secretOf(signing: Signing): SigningSecrets {
     if (signing === 'unsigned') return null;
     if (signing === 'wrong-secret') return `whsec_${randomBytes(32).toString('base64')}`;
-    return this.target.operator.signingSecret;
+    return signingSecretsAt(this.target.operator, Date.now());
   }
 
   private async exchange(

@@ -638,6 +638,17 @@ describe('portal routes', () => {
       });
       expect(JSON.parse(bet.exchanges[1].request.body)).toMatchObject({ action: 'bet', amount: '1.00' });
       console.log(`portal conformance against the sandbox: ${ms} ms`);
+
+      // Rotated, with the sandbox still verifying with the replaced secret (inside the overlap): the
+      // kit signs as the platform does then, with both secrets, so the operator still passes.
+      const rot = await call(d, 'POST', '/api/portal/secret/rotate', { payload: { overlap_s: 600 } });
+      expect(rot.statusCode, rot.body).toBe(200);
+      const during = await call(d, 'POST', '/api/portal/conformance', { payload: {} });
+      expect(during.statusCode, during.body).toBe(200);
+      expect(
+        during.json().rows.filter((r: { ok: boolean }) => !r.ok),
+        JSON.stringify(during.json().rows),
+      ).toEqual([]);
     } finally {
       await sbx.close();
     }
