@@ -145,16 +145,69 @@ describe('finishAttempts records every attempt', () => {
     expect(await sql`select tx_id from wallet_callback_attempts`).toEqual([]);
   });
 
-  it('goes on numbering after a re-drive, and stores an answer body holding U+0000', async () => {
+  it('goes on numbering after a re-drive', async () => {
     await insertCallbacks(sql, [{ txId: 8, kind: 'win', status: 'due', nextAttemptAt: T0, updatedAt: T0 }]);
     await attemptAll('saga-a', T0, () => record({ status: 'parked', answer: 'failed' }));
     expect(await redriveCallbacks(sql, { txId: 8 }, T0 + 1000)).toHaveLength(1);
-    await attemptAll('saga-a', T0 + 1000, () => record({ sent: sentAt({ responseBody: 'a\u0000b' }) }));
+    await attemptAll('saga-a', T0 + 1000, () => record({}));
     const attempts = await listAttempts(sql, 8);
-    expect(attempts.map((a) => [a.attempt, a.response.body])).toEqual([
-      [1, '{"ok":true}'],
-      [2, 'a\uFFFDb'],
+    expect(attempts.map((a) => a.attempt)).toEqual([1, 2]);
+  });
+
+  it('stores an answer holding U+0000 in both tables, and the rest of its batch with it', async () => {
+    await insertCallbacks(sql, [
+      { txId: 12, kind: 'win', status: 'due', nextAttemptAt: T0, updatedAt: T0 },
+      { txId: 14, kind: 'win', status: 'due', nextAttemptAt: T0, updatedAt: T0 },
     ]);
+    // Built as Sender.resultOf builds it (send.ts): the answer's excerpt and the reason and code
+    // read from its body go to wallet_callbacks, the body itself to the attempt row.
+    const nul = record({
+      status: 'due',
+      nextAttemptAt: T0 + 60_000,
+      answer: 'failed',
+      code: 'E\u0000',
+      error: 'bad \u0000 reason',
+      request: '{"a":"\u0000"}',
+      response: 'HTTP 200 a\u0000b',
+      sent: sentAt({
+        url: 'http://op.test/w\u0000',
+        responseBody: 'a\u0000b',
+        class: 'failed',
+        code: 'E\u0000',
+        error: 'bad \u0000 reason',
+      }),
+    });
+    const r = await attemptAll('saga-a', T0, (tx) => (tx === 12 ? nul : record({})));
+    expect([...r.held].sort()).toEqual([12, 14]);
+    expect(
+      await sql`select tx_id::int, status, last_code, last_error, last_request, last_response
+        from wallet_callbacks order by tx_id`,
+    ).toEqual([
+      {
+        tx_id: 12,
+        status: 'due',
+        last_code: 'E\uFFFD',
+        last_error: 'bad \uFFFD reason',
+        last_request: '{"a":"\uFFFD"}',
+        last_response: 'HTTP 200 a\uFFFDb',
+      },
+      {
+        tx_id: 14,
+        status: 'done',
+        last_code: null,
+        last_error: null,
+        last_request: '{}',
+        last_response: 'HTTP 200 {}',
+      },
+    ]);
+    const [a] = await listAttempts(sql, 12);
+    expect([a?.request.url, a?.response.body, a?.code, a?.error]).toEqual([
+      'http://op.test/w\uFFFD',
+      'a\uFFFDb',
+      'E\uFFFD',
+      'bad \uFFFD reason',
+    ]);
+    expect(await listAttempts(sql, 14)).toHaveLength(1);
   });
 
   it("reads only the operator's own attempts when asked", async () => {

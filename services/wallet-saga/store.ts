@@ -232,7 +232,11 @@ export interface SentAttempt {
 /** Most characters of an answer body recorded per attempt (16 KiB of ASCII). */
 export const RESPONSE_BODY_MAX = 16_384;
 
-/** `s` made storable as Postgres text (which refuses U+0000), at most `max` characters. */
+/**
+ * `s` made storable as Postgres text (which refuses U+0000), at most `max` characters. Every text
+ * value `finishAttempts` writes goes through it: an operator's answer reaches several columns (the
+ * excerpt, the reason and code read from its body), and one unstorable value fails the whole batch.
+ */
 const storable = (s: string | null, max = Number.POSITIVE_INFINITY): string | null =>
   s === null ? null : s.slice(0, max).replaceAll('\u0000', '\uFFFD');
 
@@ -295,12 +299,12 @@ export async function finishAttempts(
         ${attempts.map((a) => a.attempts)}::int[],
         ${rs.map((r) => r.status)}::text[],
         ${rs.map((r) => (r.nextAttemptAt === null ? null : String(r.nextAttemptAt)))}::bigint[],
-        ${rs.map((r) => r.answer)}::text[],
-        ${rs.map((r) => r.code)}::text[],
-        ${rs.map((r) => r.error)}::text[],
-        ${rs.map((r) => r.request)}::text[],
-        ${rs.map((r) => r.response)}::text[],
-        ${rs.map((r) => r.event?.key ?? null)}::text[],
+        ${rs.map((r) => storable(r.answer))}::text[],
+        ${rs.map((r) => storable(r.code))}::text[],
+        ${rs.map((r) => storable(r.error))}::text[],
+        ${rs.map((r) => storable(r.request))}::text[],
+        ${rs.map((r) => storable(r.response))}::text[],
+        ${rs.map((r) => storable(r.event?.key ?? null))}::text[],
         ${rs.map((r) => r.event?.value.toString('hex') ?? null)}::text[]
       ) with ordinality as t(tx_id, attempts, status, next_at, answer, code, error, request, response, key, value, n)
     ), u as (
@@ -333,17 +337,17 @@ export async function finishAttempts(
       from unnest(
         ${sent.map(({ a }) => String(a.txId))}::bigint[],
         ${sent.map(({ a }) => a.attempts)}::int[],
-        ${sent.map(({ s }) => s.operatorId)}::text[],
+        ${sent.map(({ s }) => storable(s.operatorId))}::text[],
         ${sent.map(({ s }) => String(s.at))}::bigint[],
         ${sent.map(({ s }) => s.method)}::text[],
-        ${sent.map(({ s }) => s.url)}::text[],
+        ${sent.map(({ s }) => storable(s.url))}::text[],
         ${sent.map(({ s }) => (s.headers === null ? null : JSON.stringify(s.headers)))}::text[],
         ${sent.map(({ s }) => storable(s.body))}::text[],
         ${sent.map(({ s }) => s.status)}::int[],
         ${sent.map(({ s }) => storable(s.responseBody, RESPONSE_BODY_MAX))}::text[],
         ${sent.map(({ s }) => Math.max(0, Math.round(s.latencyMs)))}::int[],
-        ${sent.map(({ s }) => s.class)}::text[],
-        ${sent.map(({ s }) => s.code)}::text[],
+        ${sent.map(({ s }) => storable(s.class))}::text[],
+        ${sent.map(({ s }) => storable(s.code))}::text[],
         ${sent.map(({ s }) => storable(s.error))}::text[],
         ${sent.map(({ a }) => (a.record.status === 'due' && a.record.nextAttemptAt !== null ? String(a.record.nextAttemptAt) : null))}::bigint[]
       ) as d(tx_id, lease_attempts, operator_id, at, method, url, headers, body, status, response, latency,
