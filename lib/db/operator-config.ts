@@ -125,24 +125,48 @@ export interface RotatedSecret {
 }
 
 /**
+ * A rotation refused because the secret a previous rotation replaced still signs: rotating again
+ * would drop it before its overlap ends, cutting off an operator that still verifies with it.
+ */
+export class RotationInProgressError extends Error {
+  override readonly name = 'RotationInProgressError';
+  /**
+   * @param previousValidUntil until when the replaced secret still signs, Unix ms.
+   */
+  constructor(readonly previousValidUntil: number) {
+    super(
+      `a signing-secret rotation is in its overlap: the previous secret is valid until ${new Date(previousValidUntil).toISOString()}; rotate after that, or with force to drop it at once`,
+    );
+  }
+}
+
+/**
  * Rotates operator `operatorId`'s signing secret in one statement: a new secret
  * (lib/auth/secrets.ts `newSigningSecret`) becomes current, and the current one becomes the
- * previous one, still signing until `now + overlapS` s (migration 017). A secret replaced earlier
- * and still in its overlap is dropped: at most two secrets sign at once. The wallet saga picks the
- * rotation up within its operator cache's lifetime (WALLET_SAGA_CACHE_MS, services/wallet-saga/directory.ts);
- * until then it signs with the old secret alone, which stays valid, so the overlap must be longer
- * than that lifetime (the portal's floor of 60 s is).
+ * previous one, still signing until `now + overlapS` s (migration 017). While the secret an
+ * earlier rotation replaced still signs (its overlap not over at `now`), the rotation is refused:
+ * the condition is in the UPDATE itself, so of two rotations at once exactly one happens (the
+ * second re-reads the row the first wrote). With `force`, that older secret is dropped at once:
+ * at most two secrets sign at once. A lapsed previous secret is always replaced by the rotation
+ * (never kept). The wallet saga picks the rotation up within its operator cache's lifetime (at most
+ * `SIGNING_CACHE_MAX_MS`, services/wallet-saga/config.ts); until then it signs with the old
+ * secret alone, which stays valid, so the overlap must be longer than that (the portal's floor
+ * of 60 s is).
  * @param overlapS seconds the old secret keeps signing (a positive integer; callers validate the range).
  * @param now Unix ms (wall clock).
+ * @param options.force rotate even during a previous rotation's overlap, dropping the secret it replaced.
  * @returns the new secret and the overlap's end, or null when the operator is unknown or disabled
  *   (nothing changed).
- * @throws RangeError when `overlapS` is not a positive integer; the postgres.js error.
+ * @throws RangeError when `overlapS` is not a positive integer; RotationInProgressError when a
+ *   previous secret is still valid at `now` and `force` is not set (nothing changed); the
+ *   postgres.js error.
  */
 export async function rotateSigningSecret(
   sql: Sql,
   operatorId: string,
   overlapS: number,
   now: number,
+  options: { readonly force?: boolean } = {},
 ): Promise<RotatedSecret | null> {
   if (!Number.isInteger(overlapS) || overlapS <= 0)
     throw new RangeError(`overlap_s must be a positive integer of seconds, got ${overlapS}`);
@@ -152,6 +176,14 @@ export async function rotateSigningSecret(
     update operators set previous_signing_secret = signing_secret,
       previous_secret_valid_until = ${new Date(until)}, signing_secret = ${secret}
     where operator_id = ${operatorId} and disabled_at is null
+      and (${options.force === true} or previous_secret_valid_until is null
+           or previous_secret_valid_until <= ${new Date(now)})
     returning 1`;
-  return rows.length === 0 ? null : { signingSecret: secret, previousValidUntil: until };
+  if (rows.length > 0) return { signingSecret: secret, previousValidUntil: until };
+  const [held] = await sql<{ until: Date | null }[]>`
+    select previous_secret_valid_until as until from operators
+    where operator_id = ${operatorId} and disabled_at is null`;
+  if (!held) return null;
+  // Refused by the overlap (read again: the row another rotation wrote, when that was the cause).
+  throw new RotationInProgressError(held.until?.getTime() ?? now);
 }

@@ -54,6 +54,8 @@ export type ConflictCode =
   /** Ops console: a rebuild of the read model is already running; the rebuild is not waiting for its swap. */
   | 'REBUILD_RUNNING'
   | 'REBUILD_NOT_SWAPPABLE'
+  /** Operator portal: a signing-secret rotation is still in its overlap (the replaced secret still signs). */
+  | 'ROTATION_IN_PROGRESS'
   | Refusal['code'];
 
 /** Codes of {@link GoneError} (410): why the game URL no longer works. */

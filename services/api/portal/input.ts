@@ -70,7 +70,15 @@ export const portalRedriveBody = z
 
 /** Body of POST /api/portal/secret/rotate. */
 export const rotateBody = z
-  .object({ overlap_s: z.number().int().min(OVERLAP_S.min).max(OVERLAP_S.max) })
+  .object({
+    overlap_s: z.number().int().min(OVERLAP_S.min).max(OVERLAP_S.max),
+    force: z
+      .boolean()
+      .optional()
+      .describe(
+        'Rotate even while the secret a previous rotation replaced is still valid: that older secret stops signing at once (without it, such a rotation is a 409).',
+      ),
+  })
   .strict();
 
 /**

@@ -584,8 +584,11 @@ describe('portal routes', () => {
       });
     expect(() => verify(row?.signing_secret as string, sent?.headers ?? {}, sent?.body ?? '')).not.toThrow();
 
-    const rot = await call(s, 'POST', '/api/portal/secret/rotate', { payload: { overlap_s: 3600 } });
-    expect(rot.statusCode).toBe(200);
+    // force: the isolation tests rotated A's secret already, and that overlap is not over.
+    const rot = await call(s, 'POST', '/api/portal/secret/rotate', {
+      payload: { overlap_s: 3600, force: true },
+    });
+    expect(rot.statusCode, rot.body).toBe(200);
     expect(rot.json().signing_secret).toMatch(/^whsec_/);
     expect(Math.abs(Date.parse(rot.json().previous_valid_until) - Date.now() - 3_600_000)).toBeLessThan(
       10_000,
@@ -597,6 +600,42 @@ describe('portal routes', () => {
     const last = seen.at(-1);
     expect(() => verify(rot.json().signing_secret, last?.headers ?? {}, last?.body ?? '')).not.toThrow();
     expect(() => verify(row?.signing_secret as string, last?.headers ?? {}, last?.body ?? '')).not.toThrow();
+  });
+
+  it('secret rotation inside an overlap: 409 naming until when, of two at once exactly one 200; force rotates', async () => {
+    const E = await t.operator({ name: 'Operator E', base_url: walletUrl });
+    const e = await signIn(E);
+    const secretOf = async () =>
+      (
+        await t.sql<{ signing_secret: string }[]>`
+        select signing_secret from operators where operator_id = ${E.operator_id}`
+      )[0]?.signing_secret;
+    const both = await Promise.all(
+      [0, 1].map(() => call(e, 'POST', '/api/portal/secret/rotate', { payload: { overlap_s: 600 } })),
+    );
+    expect(both.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+    const won = both.find((r) => r.statusCode === 200)?.json();
+    const until = won.previous_valid_until as string;
+    expect(await secretOf()).toBe(won.signing_secret);
+    const lost = both.find((r) => r.statusCode === 409);
+    expect(lost?.json()).toEqual({
+      error: expect.stringContaining(`previous secret is valid until ${until}`),
+      success: false,
+    });
+
+    const again = await call(e, 'POST', '/api/portal/secret/rotate', { payload: { overlap_s: 60 } });
+    expect(again.statusCode).toBe(409);
+    expect(again.json().error).toContain(until);
+    expect(await secretOf()).toBe(won.signing_secret);
+
+    const forced = await call(e, 'POST', '/api/portal/secret/rotate', {
+      payload: { overlap_s: 60, force: true },
+    });
+    expect(forced.statusCode, forced.body).toBe(200);
+    expect(await secretOf()).toBe(forced.json().signing_secret);
+    const [row] = await t.sql`
+      select previous_signing_secret from operators where operator_id = ${E.operator_id}`;
+    expect(row?.previous_signing_secret).toBe(won.signing_secret);
   });
 
   it('conformance: every row of the kit with its exchanges against the operator', async () => {
@@ -744,6 +783,11 @@ describe('OpenAPI', () => {
       ['/api/portal/secret/rotate', 'post'],
       ['/api/portal/reconciliation', 'get'],
     ];
+    expect(doc.paths['/api/portal/secret/rotate'].post.responses['409']).toBeDefined();
+    expect(
+      doc.paths['/api/portal/secret/rotate'].post.requestBody.content['application/json'].schema.properties
+        .force,
+    ).toMatchObject({ type: 'boolean' });
     for (const [path, method] of want) {
       const op = doc.paths[path]?.[method];
       expect(op, `${method} ${path}`).toBeDefined();

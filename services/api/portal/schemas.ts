@@ -349,6 +349,9 @@ export const portalSchemas = {
         previous_valid_until: time,
       }),
       ...writeErr,
+      409: err(
+        'A previous rotation is still in its overlap (its replaced secret still signs); the message says until when. Nothing changed: retry after that time, or send force: true to drop that secret at once.',
+      ),
     },
   },
   reconciliation: {
