@@ -10,7 +10,8 @@
  * - WALLET_SAGA_OPERATOR_CONCURRENCY: callbacks one instance sends at once to one operator (64);
  *   of those waiting, debits, wins and rollbacks go in arrival order before round closes
  *   (send-queue.ts, rules/wallet/priority.ts).
- * - WALLET_SAGA_CACHE_MS: how long an operator's configuration row is cached (5000 ms).
+ * - WALLET_SAGA_CACHE_MS: how long an operator's configuration row is cached (5000 ms, at most
+ *   5000: the row holds the signing secrets, see `SIGNING_CACHE_MAX_MS`).
  * - WALLET_SAGA_POLL_MS: longest wait between two looks for due callbacks (200 ms).
  * - WALLET_SAGA_LEASE_MS: how long a leased callback stays with its instance before another may
  *   take it (a SIGKILLed instance's callbacks move after this) (15000 ms; longer for an operator
@@ -37,6 +38,15 @@ import {
   processSection,
 } from '../../lib/config/shared.ts';
 
+/**
+ * Longest the saga caches an operator's row, ms (WALLET_SAGA_CACHE_MS's bound). The row carries the
+ * signing secrets, so this bounds how long after a rotation the saga still signs with the old
+ * secret alone: the operator guide ("Rotating the secret") asks operators to switch their verifier
+ * no sooner than 10 s after rotating, which holds only while this stays below 10 s
+ * (docs/decisions/money/0014-signing-secret-rotation-with-overlap.md).
+ */
+export const SIGNING_CACHE_MAX_MS = 5_000;
+
 export const walletSagaSection = section({
   name: 'walletSaga',
   prefixes: ['WALLET_SAGA_'],
@@ -45,7 +55,7 @@ export const walletSagaSection = section({
     WALLET_SAGA_GROUP: z.string().min(1).default('wallet-saga'),
     WALLET_SAGA_MAX_IN_FLIGHT: int(1, 100_000).default(256),
     WALLET_SAGA_OPERATOR_CONCURRENCY: int(1, 10_000).default(64),
-    WALLET_SAGA_CACHE_MS: int(0, 3_600_000).default(5_000),
+    WALLET_SAGA_CACHE_MS: int(0, SIGNING_CACHE_MAX_MS).default(5_000),
     WALLET_SAGA_POLL_MS: int(10, 60_000).default(200),
     WALLET_SAGA_LEASE_MS: int(1_000, 600_000).default(15_000),
     WALLET_SAGA_INSTANCE: z.string().min(1).max(200).optional(),
