@@ -8,7 +8,8 @@ export type LibErrorCode =
   | 'RECORD_UNDECODABLE'
   | 'RECORD_UNENCODABLE'
   | 'DEPENDENCY_UNAVAILABLE'
-  | 'APPEND_DEADLINE_PASSED';
+  | 'APPEND_DEADLINE_PASSED'
+  | 'ROTATION_IN_PROGRESS';
 
 /** Base of the adapters' errors: an {@link AppError} whose code is one of {@link LibErrorCode}. */
 abstract class LibError extends AppError {
@@ -60,5 +61,22 @@ export class AppendDeadlineError extends LibError {
       `not appended: its deadline ${new Date(deadline).toISOString()} passed while it waited (${now - deadline} ms ago)`,
     );
     this.deadline = deadline;
+  }
+}
+
+/**
+ * A signing-secret rotation refused because the secret a previous rotation replaced still signs
+ * (lib/db/operator-config.ts `rotateSigningSecret`): rotating again would drop it before its overlap
+ * ends, cutting off an operator that still verifies with it.
+ */
+export class RotationInProgressError extends LibError {
+  /**
+   * @param previousValidUntil until when the replaced secret still signs, Unix ms.
+   */
+  constructor(readonly previousValidUntil: number) {
+    super(
+      'ROTATION_IN_PROGRESS',
+      `a signing-secret rotation is in its overlap: the previous secret is valid until ${new Date(previousValidUntil).toISOString()}; rotate after that, or with force to drop it at once`,
+    );
   }
 }

@@ -9,12 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signingSecretsAt } from '../../rules/wallet/signing.ts';
 import { startCallbackSchema } from '../../tests/support/wallet-callbacks.ts';
-import {
-  RotationInProgressError,
-  readOperatorConfig,
-  rotateSigningSecret,
-  rowSigningSecrets,
-} from './operator-config.ts';
+import { RotationInProgressError } from '../errors.ts';
+import { readOperatorConfig, rotateSigningSecret, rowSigningSecrets } from './operator-config.ts';
 import type { Sql } from './pool.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 12);

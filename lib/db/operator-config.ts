@@ -12,6 +12,7 @@ import type { OperatorConfig, RoundClose } from '../../rules/wallet/bodies.ts';
 import type { Readiness } from '../../rules/wallet/readiness.ts';
 import { signingSecretsAt } from '../../rules/wallet/signing.ts';
 import { newSigningSecret } from '../auth/secrets.ts';
+import { RotationInProgressError } from '../errors.ts';
 import type { Sql } from './pool.ts';
 
 /** The callback configuration plus the balance callback's path (not part of a money callback). */
@@ -122,22 +123,6 @@ export interface RotatedSecret {
   readonly signingSecret: string;
   /** Until when the replaced secret still signs, Unix ms (`now + overlapS * 1000`). */
   readonly previousValidUntil: number;
-}
-
-/**
- * A rotation refused because the secret a previous rotation replaced still signs: rotating again
- * would drop it before its overlap ends, cutting off an operator that still verifies with it.
- */
-export class RotationInProgressError extends Error {
-  override readonly name = 'RotationInProgressError';
-  /**
-   * @param previousValidUntil until when the replaced secret still signs, Unix ms.
-   */
-  constructor(readonly previousValidUntil: number) {
-    super(
-      `a signing-secret rotation is in its overlap: the previous secret is valid until ${new Date(previousValidUntil).toISOString()}; rotate after that, or with force to drop it at once`,
-    );
-  }
 }
 
 /**

@@ -9,8 +9,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Budget } from '../../../lib/auth/failure-budget.ts';
-import { RotationInProgressError, rotateSigningSecret } from '../../../lib/db/operator-config.ts';
+import { rotateSigningSecret } from '../../../lib/db/operator-config.ts';
 import type { Sql } from '../../../lib/db/pool.ts';
+import { RotationInProgressError } from '../../../lib/errors.ts';
 import { parseInput } from '../access/input.ts';
 import { AuthError, ConflictError } from '../errors.ts';
 import { requirePortal } from './guard.ts';
