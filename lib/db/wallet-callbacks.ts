@@ -17,6 +17,7 @@
  * portal's overview.
  */
 import type { CallbackJob } from '../../rules/wallet/bodies.ts';
+import { CONNECTION_ERROR_PREFIX } from '../http/callback-client.ts';
 import type { Sql } from './pool.ts';
 
 export type CallbackStatus = 'due' | 'in_flight' | 'done' | 'parked' | 'skipped';
@@ -342,7 +343,16 @@ export async function listAttempts(
 /** The answer classes that count as a succeeded attempt: the operator booked it (now or before). */
 export const SUCCEEDED_CLASSES = ['ok', 'duplicate'] as const;
 
-/** Attempts of one minute: all, succeeded (ok or duplicate) and failed (any other class). */
+/**
+ * Callback kinds whose `unknown_transaction` answer completes the callback (rules/wallet/attempt.ts
+ * `afterAttempt`: nothing to refund, nothing to close), so such an attempt counts as succeeded too.
+ */
+export const UNKNOWN_COMPLETES_KINDS = ['rollback', 'close'] as const;
+
+/**
+ * Attempts of one minute: all, succeeded (ok or duplicate, or unknown_transaction of a rollback or
+ * round close: the answers that complete the callback) and failed (any other).
+ */
 export interface MinuteCounts {
   /** Start of the minute, ISO 8601. */
   readonly minute: string;
@@ -362,7 +372,11 @@ export interface CallbackStats {
     readonly failed: number;
     /** succeeded / total, 0..1; null when there was no attempt. */
     readonly success_rate: number | null;
-    /** Over the attempts that were sent, ms (Postgres percentile_cont); null when none. */
+    /**
+     * Over the attempts that left (an answer, a timeout or a connection error; not those refused
+     * before sending nor those that could not be signed, 0 ms), ms (Postgres percentile_cont);
+     * null when none.
+     */
     readonly latency_ms: { readonly p50: number | null; readonly p99: number | null };
   };
   /** Callbacks due again after at least one attempt, now. */
@@ -387,14 +401,21 @@ export async function callbackStats(
 ): Promise<CallbackStats> {
   if (!(sinceMs < nowMs) || nowMs - sinceMs > 86_400_000)
     throw new RangeError(`callback stats window must be 1 ms..1 day, got ${sinceMs}..${nowMs}`);
-  const ok = [...SUCCEEDED_CLASSES];
+  // Succeeded: an answer that completes the callback (see UNKNOWN_COMPLETES_KINDS).
+  const succeededSql = sql`(class = any(${[...SUCCEEDED_CLASSES]}::text[])
+    or (class = 'unknown_transaction' and exists (select 1 from wallet_callbacks w
+        where w.tx_id = wallet_callback_attempts.tx_id and w.kind = any(${[...UNKNOWN_COMPLETES_KINDS]}::text[]))))`;
+  // Left: answered, timed out, or a connection error (send.ts records each with its URL; one that
+  // was never sent or could not be signed took no time on the wire).
+  const sentSql = sql`(response_status is not null or code = 'TIMEOUT'
+    or (request_url is not null and error like ${`${CONNECTION_ERROR_PREFIX}%`}))`;
   const [minutes, [totals], [counts]] = await Promise.all([
     sql<{ minute: string; total: number; succeeded: number }[]>`
       with m as (
         select generate_series(${Math.floor(sinceMs / 60_000)}::bigint, ${Math.floor((nowMs - 1) / 60_000)}::bigint) as minute
       ), a as (
         select at / 60000 as minute, count(*)::int as total,
-               count(*) filter (where class = any(${ok}::text[]))::int as succeeded
+               count(*) filter (where ${succeededSql})::int as succeeded
         from wallet_callback_attempts
         where operator_id = ${operatorId} and at >= ${sinceMs} and at < ${nowMs}
         group by 1
@@ -402,9 +423,9 @@ export async function callbackStats(
       select (m.minute * 60000)::text as minute, coalesce(a.total, 0) as total, coalesce(a.succeeded, 0) as succeeded
       from m left join a on a.minute = m.minute order by m.minute`,
     sql<{ total: number; succeeded: number; p50: number | null; p99: number | null }[]>`
-      select count(*)::int as total, count(*) filter (where class = any(${ok}::text[]))::int as succeeded,
-             percentile_cont(0.5) within group (order by latency_ms) filter (where request_url is not null) as p50,
-             percentile_cont(0.99) within group (order by latency_ms) filter (where request_url is not null) as p99
+      select count(*)::int as total, count(*) filter (where ${succeededSql})::int as succeeded,
+             percentile_cont(0.5) within group (order by latency_ms) filter (where ${sentSql}) as p50,
+             percentile_cont(0.99) within group (order by latency_ms) filter (where ${sentSql}) as p99
       from wallet_callback_attempts
       where operator_id = ${operatorId} and at >= ${sinceMs} and at < ${nowMs}`,
     sql<{ retrying: number; parked: number }[]>`

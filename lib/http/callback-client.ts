@@ -21,6 +21,13 @@ export type Exchange =
   | { readonly type: 'timeout'; readonly timeoutMs: number }
   | { readonly type: 'error'; readonly reason: string };
 
+/**
+ * How the reason of an exchange that left but got no answer (connection refused or reset) starts:
+ * `connection error: <code>`. A request that could not be signed never left; its reason starts
+ * with `cannot sign:` instead. Ops figures tell the two apart by it (lib/db/wallet-callbacks.ts).
+ */
+export const CONNECTION_ERROR_PREFIX = 'connection error: ';
+
 /** An exchange with the headers it was sent with (content-type and the webhook-* headers). */
 export type SentExchange = Exchange & { readonly headers: Readonly<Record<string, string>> };
 
@@ -117,7 +124,7 @@ export function createCallbackClient(maxSockets = 64): CallbackClient {
       } catch (err) {
         if (signal.aborted) return { type: 'timeout', timeoutMs, headers };
         const e = err as NodeJS.ErrnoException;
-        return { type: 'error', reason: `connection error: ${e.code ?? e.message}`, headers };
+        return { type: 'error', reason: `${CONNECTION_ERROR_PREFIX}${e.code ?? e.message}`, headers };
       }
     },
     close() {

@@ -154,6 +154,15 @@ describe('finishAttempts records every attempt', () => {
     expect(attempts.map((a) => a.attempt)).toEqual([1, 2]);
   });
 
+  it("reads only the operator's own attempts when asked", async () => {
+    await insertCallbacks(sql, [{ txId: 10, kind: 'win', status: 'due', nextAttemptAt: T0, updatedAt: T0 }]);
+    await attemptAll('saga-a', T0, () => record({}));
+    expect(await listAttempts(sql, 10, 'op-1')).toHaveLength(1);
+    expect(await listAttempts(sql, 10, 'op-2')).toEqual([]);
+  });
+});
+
+describe('finishAttempts with U+0000 in an answer', () => {
   it('stores an answer holding U+0000 in both tables, and the rest of its batch with it', async () => {
     await insertCallbacks(sql, [
       { txId: 12, kind: 'win', status: 'due', nextAttemptAt: T0, updatedAt: T0 },
@@ -209,16 +218,40 @@ describe('finishAttempts records every attempt', () => {
     ]);
     expect(await listAttempts(sql, 14)).toHaveLength(1);
   });
-
-  it("reads only the operator's own attempts when asked", async () => {
-    await insertCallbacks(sql, [{ txId: 10, kind: 'win', status: 'due', nextAttemptAt: T0, updatedAt: T0 }]);
-    await attemptAll('saga-a', T0, () => record({}));
-    expect(await listAttempts(sql, 10, 'op-1')).toHaveLength(1);
-    expect(await listAttempts(sql, 10, 'op-2')).toEqual([]);
-  });
 });
 
 describe('callbackStats', () => {
+  it('times only attempts that left, and counts a rollback or close the operator does not know as succeeded', async () => {
+    await insertCallbacks(sql, [
+      { txId: 21, kind: 'rollback', status: 'done' },
+      { txId: 23, kind: 'win', status: 'parked' },
+    ]);
+    // As the saga records them (send.ts): [tx, url, status, class, code, error, latency ms].
+    const rows: [number, string | null, number | null, string, string | null, string | null, number][] = [
+      [21, 'http://op.test/rollback', 200, 'unknown_transaction', 'UNKNOWN_TRANSACTION', 'no such tx', 10],
+      [23, 'http://op.test/win', 200, 'unknown_transaction', 'UNKNOWN_TRANSACTION', 'no such tx', 20],
+      [25, 'http://op.test/win', null, 'failed', 'OPERATOR_ERROR', 'cannot sign: bad secret', 0],
+      [27, null, null, 'refused', 'OPERATOR_UNKNOWN', 'unknown or disabled operator op-1', 0],
+      [29, 'http://op.test/win', 200, 'ok', null, null, 100],
+      [31, 'http://op.test/win', null, 'failed', 'TIMEOUT', 'no answer within 1000 ms', 1000],
+      [33, 'http://op.test/win', null, 'failed', 'OPERATOR_ERROR', 'connection error: ECONNREFUSED', 30],
+    ];
+    for (const [tx, url, status, cls, code, error, ms] of rows)
+      await sql`insert into wallet_callback_attempts (tx_id, attempt, operator_id, at, request_url, response_status,
+                  latency_ms, class, code, error)
+                values (${tx}, 1, 'op-1', ${T0 + 1_000}, ${url}, ${status}, ${ms}, ${cls}, ${code}, ${error})`;
+    const s = await callbackStats(sql, 'op-1', T0, T0 + 60_000);
+    // Sent: 10, 20, 30, 100, 1000 ms (the attempt never signed nor the one never sent, both 0 ms, are not).
+    expect(s.last_hour).toEqual({
+      total: 7,
+      succeeded: 2,
+      failed: 5,
+      success_rate: 2 / 7,
+      latency_ms: { p50: 30, p99: expect.closeTo(964, 0) },
+    });
+    expect(s.per_minute).toEqual([{ minute: new Date(T0).toISOString(), total: 7, succeeded: 2, failed: 5 }]);
+  });
+
   it('counts attempts per minute with zeros, the success rate, p50/p99 and retrying/parked now', async () => {
     const rows: [number, number, string, number, string][] = [
       // tx, at, class, latency, operator
@@ -230,8 +263,9 @@ describe('callbackStats', () => {
       [9, T0 - 1, 'ok', 1000, 'op-1'],
     ];
     for (const [i, [tx, at, cls, ms, op]] of rows.entries())
-      await sql`insert into wallet_callback_attempts (tx_id, attempt, operator_id, at, request_url, latency_ms, class)
-                values (${tx}, ${i + 1}, ${op}, ${at}, 'http://op.test/x', ${ms}, ${cls})`;
+      await sql`insert into wallet_callback_attempts (tx_id, attempt, operator_id, at, request_url, response_status,
+                  latency_ms, class)
+                values (${tx}, ${i + 1}, ${op}, ${at}, 'http://op.test/x', 200, ${ms}, ${cls})`;
     await insertCallbacks(sql, [
       { txId: 11, status: 'due', attempts: 2 },
       { txId: 13, status: 'due', attempts: 0 },
