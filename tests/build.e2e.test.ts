@@ -172,6 +172,10 @@ describe('production build', () => {
     }
     expect(existsSync(join(dist, 'schemas/registry.json'))).toBe(true);
     expect(readdirSync(join(dist, 'schemas')).filter((f) => f.endsWith('.avsc')).length).toBeGreaterThan(0);
+    // The browser console, where the compiled gateway looks for it (GATEWAY_CONSOLE_DIR's default).
+    expect(readdirSync(join(dist, '.build/console')).sort()).toEqual(
+      expect.arrayContaining(['console.css', 'console.js', 'index.html']),
+    );
     expect(lstatSync(join(dist, '.data')).isSymbolicLink()).toBe(true);
     expect(readlinkSync(join(dist, '.data'))).toBe('../.data');
   });

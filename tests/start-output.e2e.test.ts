@@ -4,7 +4,8 @@
  * no consumer-offsets topic yet, so every consumer group forms from nothing) prints no line at pino's
  * error level or above, no kafkajs warning about the idempotent producers' retries and no gateway
  * warning while the API starts; and the demo pages, opened from one machine by more than three
- * fresh browsers, each get a browser key (npm start is development: no per-IP cap of 3 an hour).
+ * fresh browsers, each get a browser key (npm start is development: no per-IP cap of 3 an hour); the
+ * browser console is built and served at /console/.
  * On a terminal (a pseudo-terminal of util-linux `script`) the services' JSON lines are shown as
  * pino-pretty's text.
  */
@@ -58,6 +59,13 @@ describe('npm start on a fresh broker', () => {
       });
       expect(res.status, `browser key ${i}: ${await res.text()}`).toBe(200);
     }
+
+    // The browser console, built by the start, comes from the gateway with its policy.
+    const page = await fetch(`${gateway}/console/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(await page.text()).toContain('console.js');
+    expect((await fetch(`${gateway}/console/console.js`)).status).toBe(200);
 
     await ctrlC(stack);
     expect(stack.exited.code, howItStopped(stack)).toBe(0);
