@@ -301,23 +301,61 @@ interface AttemptRow {
 
 const iso = (ms: string | number): string => new Date(Number(ms)).toISOString();
 
+/** Most attempts one read returns unless asked for fewer (`readAttempts`'s default `limit`). */
+export const ATTEMPTS_LIMIT = 100;
+
+/** A bounded read of a callback's attempts: the newest `limit`, oldest first, and how many there are. */
+export interface AttemptsPage {
+  readonly attempts: CallbackAttemptJson[];
+  /** Every recorded attempt of the callback (of the operator, when asked), read or not. */
+  readonly total: number;
+}
+
 /**
- * Every recorded attempt of callback `txId`, oldest first; only when it is `operatorId`'s if given
- * (another operator's callback then has none, exactly like a missing one).
- * @throws the postgres.js error.
+ * The newest `limit` recorded attempts of callback `txId`, oldest first (newest last), and their
+ * total; only when it is `operatorId`'s if given (another operator's callback then has none,
+ * exactly like a missing one). A callback re-driven many times keeps every attempt; one read stays
+ * bounded.
+ * @param limit 1..1000 attempts (default {@link ATTEMPTS_LIMIT}).
+ * @throws RangeError when `limit` is not an integer in 1..1000; the postgres.js error.
+ */
+export async function readAttempts(
+  sql: Sql,
+  txId: number,
+  operatorId?: string,
+  limit: number = ATTEMPTS_LIMIT,
+): Promise<AttemptsPage> {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+    throw new RangeError(`attempts limit must be an integer in 1..1000, got ${limit}`);
+  const rows = await sql<(AttemptRow & { total: string })[]>`
+    select * from (
+      select attempt, at::text, request_method, request_url, request_headers, request_body, response_status,
+             response_body, latency_ms, class, code, error, next_attempt_at::text, count(*) over () as total
+      from wallet_callback_attempts
+      where tx_id = ${txId} and (${operatorId ?? null}::text is null or operator_id = ${operatorId ?? null})
+      order by attempt desc
+      limit ${limit}
+    ) newest
+    order by attempt`;
+  return { attempts: rows.map(attemptJson), total: Number(rows[0]?.total ?? 0) };
+}
+
+/**
+ * The newest `limit` recorded attempts of callback `txId`, oldest first (see `readAttempts`, without
+ * the total).
+ * @throws RangeError when `limit` is not an integer in 1..1000; the postgres.js error.
  */
 export async function listAttempts(
   sql: Sql,
   txId: number,
   operatorId?: string,
+  limit: number = ATTEMPTS_LIMIT,
 ): Promise<CallbackAttemptJson[]> {
-  const rows = await sql<AttemptRow[]>`
-    select attempt, at::text, request_method, request_url, request_headers, request_body, response_status,
-           response_body, latency_ms, class, code, error, next_attempt_at::text
-    from wallet_callback_attempts
-    where tx_id = ${txId} and (${operatorId ?? null}::text is null or operator_id = ${operatorId ?? null})
-    order by attempt`;
-  return rows.map((r) => ({
+  return (await readAttempts(sql, txId, operatorId, limit)).attempts;
+}
+
+function attemptJson(r: AttemptRow): CallbackAttemptJson {
+  return {
     attempt: Number(r.attempt),
     at: iso(r.at),
     request: {
@@ -337,7 +375,7 @@ export async function listAttempts(
     code: r.code,
     error: r.error,
     next_attempt_at: r.next_attempt_at === null ? null : iso(r.next_attempt_at),
-  }));
+  };
 }
 
 /** The answer classes that count as a succeeded attempt: the operator booked it (now or before). */

@@ -9,7 +9,12 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../lib/db/pool.ts';
-import { callbackStats, listAttempts, redriveCallbacks } from '../../lib/db/wallet-callbacks.ts';
+import {
+  callbackStats,
+  listAttempts,
+  readAttempts,
+  redriveCallbacks,
+} from '../../lib/db/wallet-callbacks.ts';
 import { insertCallbacks, startCallbackSchema } from '../../tests/support/wallet-callbacks.ts';
 import { type AttemptRecord, finishAttempts, leaseCallbacks, type SentAttempt, SKIPPED } from './store.ts';
 
@@ -152,6 +157,21 @@ describe('finishAttempts records every attempt', () => {
     await attemptAll('saga-a', T0 + 1000, () => record({}));
     const attempts = await listAttempts(sql, 8);
     expect(attempts.map((a) => a.attempt)).toEqual([1, 2]);
+  });
+
+  it('reads at most `limit` attempts (100 by default), the newest, oldest first, with the total', async () => {
+    await insertCallbacks(sql, [
+      { txId: 16, kind: 'win', status: 'parked', nextAttemptAt: T0, updatedAt: T0 },
+    ]);
+    await sql`insert into wallet_callback_attempts (tx_id, attempt, operator_id, at, latency_ms, class)
+      select 16, n, 'op-1', ${T0}::bigint + n, 0, 'failed' from generate_series(1, 105) as n`;
+    const all = await listAttempts(sql, 16);
+    expect([all.length, all[0]?.attempt, all.at(-1)?.attempt]).toEqual([100, 6, 105]);
+    const page = await readAttempts(sql, 16, 'op-1', 3);
+    expect([page.attempts.map((a) => a.attempt), page.total]).toEqual([[103, 104, 105], 105]);
+    expect(await readAttempts(sql, 16, 'op-2')).toEqual({ attempts: [], total: 0 });
+    for (const bad of [0, 1001, 2.5])
+      await expect(listAttempts(sql, 16, undefined, bad)).rejects.toThrow(RangeError);
   });
 
   it("reads only the operator's own attempts when asked", async () => {

@@ -16,8 +16,8 @@ import {
   type CallbackFilter,
   type CallbackView,
   getCallback,
-  listAttempts,
   listCallbacks,
+  readAttempts,
   redriveCallbacks,
 } from '../../../lib/db/wallet-callbacks.ts';
 import { parseInput } from '../access/input.ts';
@@ -97,9 +97,13 @@ export function portalCallbackRoutes(
     // Another operator's callback is answered as a missing one: its existence is not shown.
     if (!c || c.operator_id !== s.operator_id)
       throw new NotFoundError('CALLBACK_NOT_FOUND', `no wallet callback with provider_tx_id ${tx_id}`);
+    // The newest attempts (readAttempts' bound), so one answer stays bounded however often the
+    // callback was re-driven; attempts_total says how many there are.
+    const page = await readAttempts(sql, tx_id, s.operator_id);
     return {
       ...portalCallback(c, c.job.bet.round_id ?? null),
-      attempts: await listAttempts(sql, tx_id, s.operator_id),
+      attempts: page.attempts,
+      attempts_total: page.total,
     };
   });
 

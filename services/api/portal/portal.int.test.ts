@@ -550,6 +550,7 @@ describe('portal routes', () => {
       }),
     ]);
     expect(one.json().attempts[0].request.headers['webhook-signature']).toBe('v1,abc');
+    expect(one.json().attempts_total).toBe(1);
     const r = await call(s, 'POST', '/api/portal/callbacks/redrive', { payload: { tx_ids: [TX.a] } });
     expect(r.statusCode).toBe(200);
     expect(r.json().redriven.map((c: { tx_id: number }) => c.tx_id)).toEqual([TX.a]);

@@ -274,7 +274,18 @@ export const portalSchemas = {
     security: portal,
     params: docSchema(txParams),
     response: {
-      200: obj({ ...callbackFields, attempts: { type: 'array', items: attemptView } }),
+      200: obj({
+        ...callbackFields,
+        attempts: {
+          type: 'array',
+          items: attemptView,
+          description: 'The newest 100 attempts at most, oldest first (newest last).',
+        },
+        attempts_total: {
+          ...int,
+          description: 'Every recorded attempt of the callback; more than attempts.length when bounded.',
+        },
+      }),
       ...readErr,
       400: err('tx_id is not a provider_tx_id.'),
       404: err('No callback of this operator has this provider_tx_id (another operator’s included).'),
