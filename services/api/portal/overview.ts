@@ -17,7 +17,7 @@ import { callbackStats } from '../../../lib/db/wallet-callbacks.ts';
 import type { CallbackClient } from '../../../lib/http/callback-client.ts';
 import type { OperatorRow } from '../access/guards.ts';
 import { parseInput } from '../access/input.ts';
-import { patchOperator } from '../access/operators.ts';
+import { operatorView, patchOperator } from '../access/operators.ts';
 import { activeOperator } from '../access/operators-store.ts';
 import { probeAndStore, readinessView } from '../access/readiness.ts';
 import { AuthError } from '../errors.ts';
@@ -25,23 +25,14 @@ import { requirePortal } from './guard.ts';
 import { emptyBody, settingsBody } from './input.ts';
 import { portalSchemas } from './schemas.ts';
 
-/** What the portal shows of its operator: the callback settings, no token, secret or retry policy. */
+/**
+ * What the portal shows of its operator: the admin view (`operatorView`) less the retry policy, the
+ * stored readiness (the overview carries its own) and the registry's timestamps. No token or secret
+ * is in either.
+ */
 export function portalOperator(o: OperatorRow) {
-  return {
-    operator_id: o.operator_id,
-    name: o.name,
-    callback_form: o.callback_form,
-    base_url: o.base_url,
-    bet_path: o.bet_path,
-    win_path: o.win_path,
-    balance_path: o.balance_path,
-    rollback_path: o.rollback_path,
-    timeout_ms: o.timeout_ms,
-    answer_table: o.answer_table,
-    round_close: o.round_close,
-    round_end_path: o.round_end_path,
-    amount_format: o.amount_format,
-  };
+  const { retry_policy, readiness, created_at, disabled_at, ...settings } = operatorView(o);
+  return settings;
 }
 
 const HOUR_MS = 3_600_000;
