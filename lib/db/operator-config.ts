@@ -30,9 +30,12 @@ export interface OperatorConfigRow {
   readonly rollback_path: string;
   readonly balance_path: string;
   readonly signing_secret: string;
-  /** Migration 017: the secret a rotation replaced and until when it still signs. */
-  readonly previous_signing_secret?: string | null;
-  readonly previous_secret_valid_until?: Date | null;
+  /**
+   * Migration 017: the secret a rotation replaced and until when it still signs (null when none).
+   * Required: a row read without them would sign with the new secret alone during an overlap.
+   */
+  readonly previous_signing_secret: string | null;
+  readonly previous_secret_valid_until: Date | null;
   readonly timeout_ms: number;
   readonly retry_policy: unknown;
   readonly answer_table: unknown;
@@ -110,7 +113,7 @@ export function rowSigningSecrets(
   return signingSecretsAt(
     {
       signingSecret: row.signing_secret,
-      previousSigningSecret: row.previous_signing_secret ?? null,
+      previousSigningSecret: row.previous_signing_secret,
       previousSecretValidUntil: row.previous_secret_valid_until?.getTime() ?? null,
     },
     nowMs,

@@ -37,7 +37,15 @@ const DECIMAL = /^-?\d{1,20}(\.\d{1,12})?$/;
  *   answers a body without a decimal-string balance.
  */
 export async function fetchOperatorBalance(
-  op: Pick<OperatorRow, 'base_url' | 'balance_path' | 'signing_secret' | 'timeout_ms'>,
+  op: Pick<
+    OperatorRow,
+    | 'base_url'
+    | 'balance_path'
+    | 'signing_secret'
+    | 'previous_signing_secret'
+    | 'previous_secret_valid_until'
+    | 'timeout_ms'
+  >,
   req: { user_id: string; currency: string; session_token: string },
   now: () => number = Date.now,
 ): Promise<{ balance: string; currency: string }> {

@@ -28,6 +28,12 @@ export interface OperatorRow {
   readonly balance_path: string;
   readonly rollback_path: string;
   readonly signing_secret: string;
+  /**
+   * Migration 017: the secret a rotation replaced and until when it still signs (null when none).
+   * Required, so code that lists the columns it signs with cannot leave them out.
+   */
+  readonly previous_signing_secret: string | null;
+  readonly previous_secret_valid_until: Date | null;
   readonly timeout_ms: number;
   /** rules/retry/schedule.ts RetryPolicy: a schedule or the exponential shape. */
   readonly retry_policy: RetryPolicy;
