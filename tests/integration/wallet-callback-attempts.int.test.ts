@@ -4,7 +4,8 @@
  * - every attempt of a callback is recorded (wallet_callback_attempts, migration 016): a win the
  *   operator answers 500 twice and then books has three attempts, each with the request body and
  *   Standard Webhooks headers it was sent with (verifiable with the operator's secret), the answer's
- *   status, latency, class and the next attempt's time the saga's CallbackFailed facts announced;
+ *   status, latency, class and the next attempt's time the saga's CallbackFailed facts announced; an
+ *   answer body holding U+0000 is recorded (as U+FFFD) rather than failing the batch;
  * - a signing-secret rotation with overlap (lib/db/operator-config.ts `rotateSigningSecret`) while
  *   bets flow to the operator sandbox (listening on a socket, its own ledger schema): once the saga
  *   has picked the rotation up (within its operator cache's lifetime) every callback carries both
@@ -104,6 +105,24 @@ describe('every attempt of a callback is recorded', () => {
     expect(attempts[0]?.response.body).toContain('INTERNAL');
     // The debit: one attempt, booked.
     expect((await listAttempts(env.sql, tx)).map((a) => [a.attempt, a.class])).toEqual([[1, 'ok']]);
+    expect(reconcileSaga(env.events, op, START)).toEqual([]);
+  });
+
+  it('stores an answer body holding U+0000 (as U+FFFD) and goes on: the attempt recorded, the win booked on the retry', async () => {
+    const bet = await env.session('nul');
+    const tx = 71_000;
+    op.fault('nul', 'win', (attempt) =>
+      attempt === 1 ? { reply: { status: 500, body: 'down\u0000now' }, commit: false } : 'none',
+    );
+    await env.append(bet, [betPlaced(bet, tx)]);
+    await until('debit', () => (eventsOf(env.events, 'CallbackSucceeded', tx).length ? true : undefined));
+    await env.append(bet, [betWon(bet, tx, 700)]);
+    await until('win', () => (eventsOf(env.events, 'CallbackSucceeded', tx + 1).length ? true : undefined));
+    const attempts = await listAttempts(env.sql, tx + 1, env.operatorId);
+    expect(attempts.map((a) => [a.attempt, a.response.status, a.response.body, a.class])).toEqual([
+      [1, 500, 'down\uFFFDnow', 'failed'],
+      [2, 200, expect.any(String), 'ok'],
+    ]);
     expect(reconcileSaga(env.events, op, START)).toEqual([]);
   });
 });
