@@ -2,7 +2,7 @@
  * The console's entry: hash routing between the home page, the operator portal (cookie session from a
  * single-use link) and the ops console (admin key), each with its header, navigation and main landmark.
  */
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, JSX } from 'preact';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, adminKey, ops, PORTAL_SIGNED_OUT, portal, setAdminKey, setCsrfToken } from './api.ts';
@@ -17,7 +17,7 @@ import {
   Secret,
   Settings,
 } from './portal.tsx';
-import { ErrorBox, Loading, Page } from './ui.tsx';
+import { bindText, ErrorBox, Loading, Page } from './ui.tsx';
 
 interface PortalSession {
   operator_id: string;
@@ -37,21 +37,30 @@ function useRoute(): Route {
   return route;
 }
 
-function NavLink({
-  href,
+/** An area's navigation (named `name`): one link per `[page, label]`, the current one marked. */
+function AreaNav({
+  name,
+  base,
+  pages,
   current,
-  children,
 }: {
-  href: string;
-  current: boolean;
-  children: ComponentChildren;
+  name: string;
+  base: string;
+  pages: readonly AreaPage[];
+  current: string;
 }) {
   return (
-    <li>
-      <a href={href} aria-current={current ? 'page' : undefined}>
-        {children}
-      </a>
-    </li>
+    <nav aria-label={name}>
+      <ul>
+        {pages.map(([page, label]) => (
+          <li key={page}>
+            <a href={`${base}/${page}`} aria-current={current === page ? 'page' : undefined}>
+              {label}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
   );
 }
 
@@ -82,24 +91,33 @@ function Shell({
   );
 }
 
-const PORTAL_NAV: [string, string][] = [
-  ['overview', 'Overview'],
-  ['callbacks', 'Callbacks'],
-  ['conformance', 'Conformance'],
-  ['secret', 'Secret'],
-  ['settings', 'Settings'],
-  ['reconciliation', 'Reconciliation'],
+/** A page of an area: its name in the route, its navigation label, its view of the route's argument. */
+type AreaPage = readonly [page: string, label: string, view: (arg: string) => JSX.Element];
+
+const PORTAL_PAGES: readonly AreaPage[] = [
+  ['overview', 'Overview', () => <Overview />],
+  ['callbacks', 'Callbacks', (arg) => (arg ? <CallbackDetail txId={arg} /> : <Callbacks />)],
+  ['conformance', 'Conformance', () => <Conformance />],
+  ['secret', 'Secret', () => <Secret />],
+  ['settings', 'Settings', () => <Settings />],
+  ['reconciliation', 'Reconciliation', () => <ReconciliationPage />],
 ];
 
-const OPS_NAV: [string, string][] = [
-  ['topics', 'Topics'],
-  ['groups', 'Consumer groups'],
-  ['dead-letters', 'Dead letters'],
-  ['rebuilds', 'Rebuilds'],
-  ['edges', 'Edges'],
-  ['keys', 'API keys'],
-  ['operators', 'Operators'],
+const OPS_PAGES: readonly AreaPage[] = [
+  ['topics', 'Topics', () => <Topics />],
+  ['groups', 'Consumer groups', () => <Groups />],
+  ['dead-letters', 'Dead letters', (arg) => <DeadLetters topic={arg} />],
+  ['rebuilds', 'Rebuilds', () => <Rebuilds />],
+  ['edges', 'Edges', () => <Edges />],
+  ['keys', 'API keys', () => <Keys />],
+  ['operators', 'Operators', () => <Operators />],
 ];
+
+/** The view of the route's page among `pages` (the first, the area's default, for any other). */
+function AreaView({ pages, route }: { pages: readonly AreaPage[]; route: Route }) {
+  const [, , view] = pages.find(([page]) => page === route.page) ?? (pages[0] as AreaPage);
+  return view(route.arg);
+}
 
 type SessionState =
   | { readonly kind: 'checking' }
@@ -176,17 +194,7 @@ function PortalArea({ route }: { route: Route }) {
   return (
     <Shell
       area="Operator portal"
-      nav={
-        <nav aria-label="Portal">
-          <ul>
-            {PORTAL_NAV.map(([page, label]) => (
-              <NavLink key={page} href={`#/portal/${page}`} current={route.page === page}>
-                {label}
-              </NavLink>
-            ))}
-          </ul>
-        </nav>
-      }
+      nav={<AreaNav name="Portal" base="#/portal" pages={PORTAL_PAGES} current={route.page} />}
       right={
         <>
           <span class="muted">
@@ -198,26 +206,9 @@ function PortalArea({ route }: { route: Route }) {
         </>
       }
     >
-      <PortalPage route={route} />
+      <AreaView pages={PORTAL_PAGES} route={route} />
     </Shell>
   );
-}
-
-function PortalPage({ route }: { route: Route }) {
-  switch (route.page) {
-    case 'callbacks':
-      return route.arg ? <CallbackDetail txId={route.arg} /> : <Callbacks />;
-    case 'conformance':
-      return <Conformance />;
-    case 'secret':
-      return <Secret />;
-    case 'settings':
-      return <Settings />;
-    case 'reconciliation':
-      return <ReconciliationPage />;
-    default:
-      return <Overview />;
-  }
 }
 
 function OpsArea({ route }: { route: Route }) {
@@ -253,14 +244,7 @@ function OpsArea({ route }: { route: Route }) {
             }}
           >
             <label>
-              Admin key{' '}
-              <input
-                type="password"
-                autoComplete="off"
-                required
-                value={draft}
-                onInput={(e) => setDraft((e.currentTarget as HTMLInputElement).value)}
-              />
+              Admin key <input type="password" autoComplete="off" required {...bindText(draft, setDraft)} />
             </label>{' '}
             <button type="submit" disabled={checking}>
               Sign in
@@ -273,17 +257,7 @@ function OpsArea({ route }: { route: Route }) {
   return (
     <Shell
       area="Ops console"
-      nav={
-        <nav aria-label="Ops">
-          <ul>
-            {OPS_NAV.map(([page, label]) => (
-              <NavLink key={page} href={`#/ops/${page}`} current={route.page === page}>
-                {label}
-              </NavLink>
-            ))}
-          </ul>
-        </nav>
-      }
+      nav={<AreaNav name="Ops" base="#/ops" pages={OPS_PAGES} current={route.page} />}
       right={
         <button
           type="button"
@@ -296,28 +270,9 @@ function OpsArea({ route }: { route: Route }) {
         </button>
       }
     >
-      <OpsPage route={route} />
+      <AreaView pages={OPS_PAGES} route={route} />
     </Shell>
   );
-}
-
-function OpsPage({ route }: { route: Route }) {
-  switch (route.page) {
-    case 'groups':
-      return <Groups />;
-    case 'dead-letters':
-      return <DeadLetters topic={route.arg} />;
-    case 'rebuilds':
-      return <Rebuilds />;
-    case 'edges':
-      return <Edges />;
-    case 'keys':
-      return <Keys />;
-    case 'operators':
-      return <Operators />;
-    default:
-      return <Topics />;
-  }
 }
 
 function Home() {

@@ -6,16 +6,29 @@ import { useState } from 'preact/hooks';
 import { ops } from './api.ts';
 import { formatTime } from './format.ts';
 import {
+  ActionButton,
+  ActionState,
+  binder,
+  bindText,
+  Choice,
+  type Column,
+  checkedOf,
   ErrorBox,
-  Loading,
+  LoadState,
   Ok,
   Page,
   Pre,
   type Readiness,
   ReadinessTable,
+  RefreshButton,
+  Section,
+  SelectBox,
+  Table,
+  Terms,
   useAction,
   useInterval,
   useLoad,
+  useSelection,
 } from './ui.tsx';
 
 /** Refresh period of the consumer groups and rebuilds pages, ms. */
@@ -33,45 +46,31 @@ interface Topic {
   }[];
 }
 
+const TOPIC_COLUMNS: readonly Column<{ topic: string } & Topic['partitions'][number]>[] = [
+  { head: 'Topic', cell: (p) => p.topic },
+  { head: 'Partition', cell: (p) => p.partition },
+  { head: 'Leader', cell: (p) => p.leader },
+  { head: 'Replicas', cell: (p) => p.replicas.join(', ') },
+  { head: 'In sync', cell: (p) => p.isr.join(', ') },
+  { head: 'Low', cell: (p) => p.low_water_mark },
+  { head: 'High', cell: (p) => p.high_water_mark },
+];
+
 export function Topics() {
   const t = useLoad(() => ops<{ topics: Topic[] }>('GET', '/admin/ops/topics'), []);
   const topics = t.data?.topics ?? [];
   return (
     <Page title="Topics">
-      <button type="button" onClick={() => t.reload(true)}>
-        Refresh
-      </button>
-      <ErrorBox error={t.error} />
-      {t.loading ? <Loading /> : null}
-      <table data-testid="topics-table">
-        <caption>{topics.length} topics, one row per partition</caption>
-        <thead>
-          <tr>
-            <th scope="col">Topic</th>
-            <th scope="col">Partition</th>
-            <th scope="col">Leader</th>
-            <th scope="col">Replicas</th>
-            <th scope="col">In sync</th>
-            <th scope="col">Low</th>
-            <th scope="col">High</th>
-          </tr>
-        </thead>
-        <tbody>
-          {topics.flatMap((topic) =>
-            topic.partitions.map((p) => (
-              <tr key={`${topic.name}/${p.partition}`} data-topic={topic.name}>
-                <th scope="row">{topic.name}</th>
-                <td>{p.partition}</td>
-                <td>{p.leader}</td>
-                <td>{p.replicas.join(', ')}</td>
-                <td>{p.isr.join(', ')}</td>
-                <td>{p.low_water_mark}</td>
-                <td>{p.high_water_mark}</td>
-              </tr>
-            )),
-          )}
-        </tbody>
-      </table>
+      <RefreshButton of={t} />
+      <LoadState of={t} />
+      <Table
+        testid="topics-table"
+        caption={`${topics.length} topics, one row per partition`}
+        columns={TOPIC_COLUMNS}
+        rows={topics.flatMap((topic) => topic.partitions.map((p) => ({ ...p, topic: topic.name })))}
+        keyOf={(p) => `${p.topic}/${p.partition}`}
+        attrs={(p) => ({ 'data-topic': p.topic })}
+      />
     </Page>
   );
 }
@@ -92,6 +91,36 @@ interface Group {
   }[];
 }
 
+/** One row of the groups table: a group's partition, or the group alone (`p` null) when it has none. */
+interface GroupRow {
+  grp: Group;
+  p: (Group['topics'][number]['partitions'][number] & { topic: string }) | null;
+}
+
+const GROUP_COLUMNS: readonly Column<GroupRow>[] = [
+  { head: 'Group', cell: (r) => r.grp.group_id },
+  { head: 'State', cell: (r) => r.grp.state },
+  { head: 'Members', cell: (r) => r.grp.members },
+  { head: 'Total lag', cell: (r) => r.grp.total_lag },
+  {
+    head: 'Topic',
+    cell: (r) => r.p?.topic ?? 'no committed partitions',
+    span: (r) => (r.p ? 1 : 5),
+  },
+  { head: 'Partition', cell: (r) => r.p?.partition },
+  { head: 'Committed', cell: (r) => r.p?.committed_offset ?? '—' },
+  { head: 'High', cell: (r) => r.p?.high_water_mark },
+  { head: 'Lag', cell: (r) => r.p?.lag, tone: (r) => (r.p && r.p.lag > 0 ? 'warn' : '') },
+];
+
+/** The table rows of the groups: one per committed partition, or one for a group without any. */
+function groupRows(groups: readonly Group[]): GroupRow[] {
+  return groups.flatMap((grp): GroupRow[] => {
+    const rows = grp.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.topic, ...p })));
+    return rows.length === 0 ? [{ grp, p: null }] : rows.map((p) => ({ grp, p }));
+  });
+}
+
 export function Groups() {
   const [paused, setPaused] = useState(false);
   const [updated, setUpdated] = useState<string | null>(null);
@@ -105,63 +134,22 @@ export function Groups() {
   return (
     <Page title="Consumer groups">
       <label>
-        <input
-          type="checkbox"
-          checked={paused}
-          onChange={(e) => setPaused((e.currentTarget as HTMLInputElement).checked)}
-        />{' '}
-        Pause auto refresh
+        <input type="checkbox" checked={paused} onChange={(e) => setPaused(checkedOf(e))} /> Pause auto
+        refresh
       </label>{' '}
       <span class="muted" data-testid="groups-updated">
         {updated ? `Updated ${formatTime(updated)}` : ''}
         {paused ? ' (paused)' : ' (every 2 s)'}
       </span>
-      <ErrorBox error={g.error} />
-      {g.loading ? <Loading /> : null}
-      <table data-testid="groups-table">
-        <caption>{groups.length} consumer groups, lag per partition</caption>
-        <thead>
-          <tr>
-            <th scope="col">Group</th>
-            <th scope="col">State</th>
-            <th scope="col">Members</th>
-            <th scope="col">Total lag</th>
-            <th scope="col">Topic</th>
-            <th scope="col">Partition</th>
-            <th scope="col">Committed</th>
-            <th scope="col">High</th>
-            <th scope="col">Lag</th>
-          </tr>
-        </thead>
-        <tbody>
-          {groups.flatMap((grp) => {
-            const rows = grp.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.topic, ...p })));
-            if (rows.length === 0)
-              return [
-                <tr key={grp.group_id} data-group-id={grp.group_id}>
-                  <th scope="row">{grp.group_id}</th>
-                  <td>{grp.state}</td>
-                  <td>{grp.members}</td>
-                  <td>{grp.total_lag}</td>
-                  <td colSpan={5}>no committed partitions</td>
-                </tr>,
-              ];
-            return rows.map((p) => (
-              <tr key={`${grp.group_id}/${p.topic}/${p.partition}`} data-group-id={grp.group_id}>
-                <th scope="row">{grp.group_id}</th>
-                <td>{grp.state}</td>
-                <td>{grp.members}</td>
-                <td>{grp.total_lag}</td>
-                <td>{p.topic}</td>
-                <td>{p.partition}</td>
-                <td>{p.committed_offset ?? '—'}</td>
-                <td>{p.high_water_mark}</td>
-                <td class={p.lag > 0 ? 'warn' : ''}>{p.lag}</td>
-              </tr>
-            ));
-          })}
-        </tbody>
-      </table>
+      <LoadState of={g} />
+      <Table
+        testid="groups-table"
+        caption={`${groups.length} consumer groups, lag per partition`}
+        columns={GROUP_COLUMNS}
+        rows={groupRows(groups)}
+        keyOf={(r) => (r.p ? `${r.grp.group_id}/${r.p.topic}/${r.p.partition}` : r.grp.group_id)}
+        attrs={(r) => ({ 'data-group-id': r.grp.group_id })}
+      />
     </Page>
   );
 }
@@ -170,41 +158,31 @@ export function DeadLetters({ topic }: { topic: string }) {
   return topic ? <DeadLetterRecords topic={topic} /> : <DeadLetterTopics />;
 }
 
+interface DeadLetterTopic {
+  topic: string;
+  source_topic: string;
+  count: number;
+}
+
+const DEAD_LETTER_COLUMNS: readonly Column<DeadLetterTopic>[] = [
+  { head: 'Topic', cell: (t) => <a href={`#/ops/dead-letters/${encodeURIComponent(t.topic)}`}>{t.topic}</a> },
+  { head: 'Source topic', cell: (t) => t.source_topic },
+  { head: 'Count', cell: (t) => t.count },
+];
+
 function DeadLetterTopics() {
-  const d = useLoad(
-    () =>
-      ops<{ topics: { topic: string; source_topic: string; count: number }[] }>(
-        'GET',
-        '/admin/ops/dead-letters',
-      ),
-    [],
-  );
-  const topics = d.data?.topics ?? [];
+  const d = useLoad(() => ops<{ topics: DeadLetterTopic[] }>('GET', '/admin/ops/dead-letters'), []);
   return (
     <Page title="Dead letters">
-      <ErrorBox error={d.error} />
-      {d.loading ? <Loading /> : null}
-      <table data-testid="dead-letters-table">
-        <caption>Dead-letter topics</caption>
-        <thead>
-          <tr>
-            <th scope="col">Topic</th>
-            <th scope="col">Source topic</th>
-            <th scope="col">Count</th>
-          </tr>
-        </thead>
-        <tbody>
-          {topics.map((t) => (
-            <tr key={t.topic} data-topic={t.topic}>
-              <th scope="row">
-                <a href={`#/ops/dead-letters/${encodeURIComponent(t.topic)}`}>{t.topic}</a>
-              </th>
-              <td>{t.source_topic}</td>
-              <td>{t.count}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <LoadState of={d} />
+      <Table
+        testid="dead-letters-table"
+        caption="Dead-letter topics"
+        columns={DEAD_LETTER_COLUMNS}
+        rows={d.data?.topics ?? []}
+        keyOf={(t) => t.topic}
+        idAttr="data-topic"
+      />
     </Page>
   );
 }
@@ -256,90 +234,74 @@ function replaySummary(r: ReplayView): string {
 function DeadLetterRecords({ topic }: { topic: string }) {
   const path = `/admin/ops/dead-letters/${encodeURIComponent(topic)}`;
   const d = useLoad(() => ops<{ records: DeadRecord[] }>('GET', `${path}?limit=100`), [path]);
-  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const selection = useSelection<string>();
   const [inspected, setInspected] = useState<DeadRecord | null>(null);
-  const replay = useAction((records: Position[]) => ops<ReplayView>('POST', `${path}/replay`, { records }));
+  const replay = useAction(
+    (records: Position[]) => ops<ReplayView>('POST', `${path}/replay`, { records }),
+    () => {
+      selection.clear();
+      d.reload(true);
+    },
+  );
   const records = d.data?.records ?? [];
-  const idOf = (r: DeadRecord) => `${r.partition}:${r.offset}`;
+  const columns: readonly Column<DeadRecord>[] = [
+    { head: 'Select', cell: (r) => <SelectBox id={at(r)} of={selection} /> },
+    { head: 'Partition:offset', cell: at },
+    { head: 'Time', cell: (r) => formatTime(r.timestamp) },
+    { head: 'Reason', cell: (r) => r.reason ?? '—' },
+    {
+      head: 'Source',
+      cell: ({ source: s }) => (s.topic === null ? '—' : `${s.topic} ${s.partition}:${s.offset}`),
+    },
+    {
+      head: 'Replayed',
+      cell: (r) => (r.replays && r.replays.length > 0 ? `yes (${r.replays.length})` : 'no'),
+    },
+    {
+      head: 'Inspect',
+      cell: (r) => (
+        <button type="button" onClick={() => setInspected(r)}>
+          Inspect {at(r)}
+        </button>
+      ),
+    },
+  ];
   return (
     <Page title={`Dead letters of ${topic}`}>
       <p>
         <a href="#/ops/dead-letters">Back to dead letters</a>
       </p>
-      <button
-        type="button"
-        disabled={selected.size === 0 || replay.busy}
-        onClick={async () => {
-          const chosen = records.filter((r) => selected.has(idOf(r)));
-          if (await replay.run(chosen.map((r) => ({ partition: r.partition, offset: r.offset })))) {
-            setSelected(new Set());
-            d.reload(true);
-          }
-        }}
+      <ActionButton
+        busy={replay.busy}
+        disabled={selection.selected.size === 0}
+        onClick={() =>
+          replay.run(
+            records
+              .filter((r) => selection.has(at(r)))
+              .map((r) => ({ partition: r.partition, offset: r.offset })),
+          )
+        }
       >
         Replay selected
-      </button>
+      </ActionButton>
       <ErrorBox error={replay.error} />
       <p role="status" data-testid="replay-result">
         {replay.result ? replaySummary(replay.result) : ''}
       </p>
-      <ErrorBox error={d.error} />
-      {d.loading ? <Loading /> : null}
-      <table data-testid="dead-letter-records-table">
-        <caption>{records.length} records</caption>
-        <thead>
-          <tr>
-            <th scope="col">Select</th>
-            <th scope="col">Partition:offset</th>
-            <th scope="col">Time</th>
-            <th scope="col">Reason</th>
-            <th scope="col">Source</th>
-            <th scope="col">Replayed</th>
-            <th scope="col">Inspect</th>
-          </tr>
-        </thead>
-        <tbody>
-          {records.map((r) => {
-            const id = idOf(r);
-            return (
-              <tr key={id} data-record={id}>
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`Select ${id}`}
-                    checked={selected.has(id)}
-                    onChange={(e) => {
-                      const next = new Set(selected);
-                      if ((e.currentTarget as HTMLInputElement).checked) next.add(id);
-                      else next.delete(id);
-                      setSelected(next);
-                    }}
-                  />
-                </td>
-                <th scope="row">{id}</th>
-                <td>{formatTime(r.timestamp)}</td>
-                <td>{r.reason ?? '—'}</td>
-                <td>
-                  {r.source.topic === null
-                    ? '—'
-                    : `${r.source.topic} ${r.source.partition}:${r.source.offset}`}
-                </td>
-                <td>{r.replays && r.replays.length > 0 ? `yes (${r.replays.length})` : 'no'}</td>
-                <td>
-                  <button type="button" onClick={() => setInspected(r)}>
-                    Inspect {id}
-                  </button>
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <LoadState of={d} />
+      <Table
+        testid="dead-letter-records-table"
+        caption={`${records.length} records`}
+        columns={columns}
+        rows={records}
+        keyOf={at}
+        idAttr="data-record"
+        header={1}
+      />
       {inspected ? (
-        <section aria-labelledby="h-record" data-testid="dead-letter-record">
-          <h2 id="h-record">Record {idOf(inspected)}</h2>
+        <Section id="h-record" title={`Record ${at(inspected)}`} testid="dead-letter-record">
           <Pre value={inspected} />
-        </section>
+        </Section>
       ) : null}
     </Page>
   );
@@ -363,14 +325,19 @@ function progressText(p: Rebuild['progress']): string {
 
 const READ_MODELS = ['rounds', 'api-keys', 'wallet'];
 
+const CALLBACK_FORMS = ['A', 'B'];
+
 export function Rebuilds() {
   const [model, setModel] = useState('rounds');
   const list = useLoad(() => ops<{ rebuilds: Rebuild[] }>('GET', '/admin/ops/rebuilds'), []);
-  const start = useAction((read_model: string) =>
-    ops<Rebuild>('POST', '/admin/ops/rebuilds', { read_model }),
+  const reload = () => list.reload(true);
+  const start = useAction(
+    (read_model: string) => ops<Rebuild>('POST', '/admin/ops/rebuilds', { read_model }),
+    reload,
   );
-  const swap = useAction((id: string) =>
-    ops<Rebuild>('POST', `/admin/ops/rebuilds/${encodeURIComponent(id)}/swap`, {}),
+  const swap = useAction(
+    (id: string) => ops<Rebuild>('POST', `/admin/ops/rebuilds/${encodeURIComponent(id)}/swap`, {}),
+    reload,
   );
   const rebuilds = list.data?.rebuilds ?? [];
   useInterval(
@@ -378,70 +345,51 @@ export function Rebuilds() {
     REFRESH_MS,
     rebuilds.some((r) => r.state === 'running' || r.state === 'swapping'),
   );
+  const columns: readonly Column<Rebuild>[] = [
+    { head: 'Id', cell: (r) => r.rebuild_id },
+    { head: 'Read model', cell: (r) => r.read_model },
+    { head: 'State', cell: (r) => r.state },
+    { head: 'Progress', cell: (r) => progressText(r.progress) },
+    { head: 'Started', cell: (r) => formatTime(r.started_at) },
+    { head: 'Error', cell: (r) => (r.error ? `${r.error.code}: ${r.error.message}` : '') },
+    {
+      head: 'Swap',
+      cell: (r) => (
+        <ActionButton
+          busy={swap.busy}
+          disabled={r.state !== 'caught-up'}
+          label={`Swap ${r.rebuild_id}`}
+          onClick={() => swap.run(r.rebuild_id)}
+        >
+          Swap
+        </ActionButton>
+      ),
+    },
+  ];
   return (
     <Page title="Rebuilds">
       <form
-        onSubmit={async (e) => {
+        onSubmit={(e) => {
           e.preventDefault();
-          if (await start.run(model)) list.reload(true);
+          start.run(model);
         }}
       >
-        <label>
-          Read model{' '}
-          <select value={model} onChange={(e) => setModel((e.currentTarget as HTMLSelectElement).value)}>
-            {READ_MODELS.map((m) => (
-              <option key={m} value={m}>
-                {m}
-              </option>
-            ))}
-          </select>
-        </label>{' '}
+        <Choice label="Read model" value={model} options={READ_MODELS} set={setModel} />{' '}
         <button type="submit" disabled={start.busy}>
           Start rebuild
         </button>
       </form>
       <ErrorBox error={start.error} />
       <ErrorBox error={swap.error} />
-      <ErrorBox error={list.error} />
-      {list.loading ? <Loading /> : null}
-      <table data-testid="rebuilds-table">
-        <caption>Rebuilds (refreshed every 2 s while one runs)</caption>
-        <thead>
-          <tr>
-            <th scope="col">Id</th>
-            <th scope="col">Read model</th>
-            <th scope="col">State</th>
-            <th scope="col">Progress</th>
-            <th scope="col">Started</th>
-            <th scope="col">Error</th>
-            <th scope="col">Swap</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rebuilds.map((r) => (
-            <tr key={r.rebuild_id} data-rebuild-id={r.rebuild_id}>
-              <th scope="row">{r.rebuild_id}</th>
-              <td>{r.read_model}</td>
-              <td>{r.state}</td>
-              <td>{progressText(r.progress)}</td>
-              <td>{formatTime(r.started_at)}</td>
-              <td>{r.error ? `${r.error.code}: ${r.error.message}` : ''}</td>
-              <td>
-                <button
-                  type="button"
-                  aria-label={`Swap ${r.rebuild_id}`}
-                  disabled={r.state !== 'caught-up' || swap.busy}
-                  onClick={async () => {
-                    if (await swap.run(r.rebuild_id)) list.reload(true);
-                  }}
-                >
-                  Swap
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <LoadState of={list} />
+      <Table
+        testid="rebuilds-table"
+        caption="Rebuilds (refreshed every 2 s while one runs)"
+        columns={columns}
+        rows={rebuilds}
+        keyOf={(r) => r.rebuild_id}
+        idAttr="data-rebuild-id"
+      />
     </Page>
   );
 }
@@ -454,44 +402,36 @@ interface Edge {
   error?: string | null;
 }
 
+const EDGE_COLUMNS: readonly Column<Edge>[] = [
+  { head: 'URL', cell: (x) => x.url },
+  {
+    head: 'Ready',
+    cell: (x) => (
+      <>
+        <Ok ok={x.ready} yes="ready" no="not ready" />
+        {x.error ? ` (${x.error})` : ''}
+      </>
+    ),
+  },
+  { head: 'WebSocket', cell: (x) => x.subscribers?.websocket ?? '—' },
+  { head: 'SSE', cell: (x) => x.subscribers?.sse ?? '—' },
+  { head: 'gRPC', cell: (x) => x.subscribers?.grpc ?? '—' },
+  { head: 'WebTransport', cell: (x) => x.subscribers?.webtransport ?? '—' },
+];
+
 export function Edges() {
   const e = useLoad(() => ops<{ edges: Edge[] }>('GET', '/admin/ops/edges'), []);
-  const edges = e.data?.edges ?? [];
   return (
     <Page title="Edges">
-      <button type="button" onClick={() => e.reload(true)}>
-        Refresh
-      </button>
-      <ErrorBox error={e.error} />
-      {e.loading ? <Loading /> : null}
-      <table data-testid="edges-table">
-        <caption>Edges and their subscribers per protocol</caption>
-        <thead>
-          <tr>
-            <th scope="col">URL</th>
-            <th scope="col">Ready</th>
-            <th scope="col">WebSocket</th>
-            <th scope="col">SSE</th>
-            <th scope="col">gRPC</th>
-            <th scope="col">WebTransport</th>
-          </tr>
-        </thead>
-        <tbody>
-          {edges.map((x) => (
-            <tr key={x.url}>
-              <th scope="row">{x.url}</th>
-              <td>
-                <Ok ok={x.ready} yes="ready" no="not ready" />
-                {x.error ? ` (${x.error})` : ''}
-              </td>
-              <td>{x.subscribers?.websocket ?? '—'}</td>
-              <td>{x.subscribers?.sse ?? '—'}</td>
-              <td>{x.subscribers?.grpc ?? '—'}</td>
-              <td>{x.subscribers?.webtransport ?? '—'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <RefreshButton of={e} />
+      <LoadState of={e} />
+      <Table
+        testid="edges-table"
+        caption="Edges and their subscribers per protocol"
+        columns={EDGE_COLUMNS}
+        rows={e.data?.edges ?? []}
+        keyOf={(x) => x.url}
+      />
     </Page>
   );
 }
@@ -511,76 +451,61 @@ export function Keys() {
   const list = useLoad(() => ops<{ keys: Key[] }>('GET', '/api/auth/keys'), []);
   const scopes = useLoad(() => ops<{ scopes: { name: string }[] }>('GET', '/api/auth/scopes'), []);
   const [name, setName] = useState('');
-  const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set(['read:rounds']));
-  const create = useAction((body: { name: string; scopes: string[] }) =>
-    ops<{ key: Key; secret: string }>('POST', '/api/auth/keys', { ...body, kind: 'private' }),
+  const chosen = useSelection(['read:rounds']);
+  const reload = () => list.reload(true);
+  const create = useAction(
+    (body: { name: string; scopes: string[] }) =>
+      ops<{ key: Key; secret: string }>('POST', '/api/auth/keys', { ...body, kind: 'private' }),
+    reload,
   );
-  const revoke = useAction((id: string) =>
-    ops<{ key: Key }>('POST', `/api/auth/keys/${encodeURIComponent(id)}/revoke`, {}),
+  const revoke = useAction(
+    (id: string) => ops<{ key: Key }>('POST', `/api/auth/keys/${encodeURIComponent(id)}/revoke`, {}),
+    reload,
   );
   const keys = list.data?.keys ?? [];
+  const columns: readonly Column<Key>[] = [
+    { head: 'Id', cell: (k) => <code>{k.id}</code> },
+    { head: 'Name', cell: (k) => k.name },
+    { head: 'Kind', cell: (k) => k.kind },
+    { head: 'Scopes', cell: (k) => k.scopes.join(' ') },
+    { head: 'Created', cell: (k) => formatTime(k.created_at) },
+    { head: 'Revoked', cell: (k) => formatTime(k.revoked_at) },
+    { head: 'Last used', cell: (k) => formatTime(k.last_used) },
+    {
+      head: 'Revoke',
+      cell: (k) => (
+        <ActionButton
+          busy={revoke.busy}
+          disabled={k.revoked_at !== null}
+          label={`Revoke ${k.id}`}
+          onClick={() => revoke.run(k.id)}
+        >
+          Revoke
+        </ActionButton>
+      ),
+    },
+  ];
   return (
     <Page title="API keys">
       <ErrorBox error={revoke.error} />
-      <ErrorBox error={list.error} />
-      {list.loading ? <Loading /> : null}
-      <table data-testid="keys-table">
-        <caption>{keys.length} keys</caption>
-        <thead>
-          <tr>
-            <th scope="col">Id</th>
-            <th scope="col">Name</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Created</th>
-            <th scope="col">Revoked</th>
-            <th scope="col">Last used</th>
-            <th scope="col">Revoke</th>
-          </tr>
-        </thead>
-        <tbody>
-          {keys.map((k) => (
-            <tr key={k.id} data-key-id={k.id}>
-              <th scope="row">
-                <code>{k.id}</code>
-              </th>
-              <td>{k.name}</td>
-              <td>{k.kind}</td>
-              <td>{k.scopes.join(' ')}</td>
-              <td>{formatTime(k.created_at)}</td>
-              <td>{formatTime(k.revoked_at)}</td>
-              <td>{formatTime(k.last_used)}</td>
-              <td>
-                <button
-                  type="button"
-                  aria-label={`Revoke ${k.id}`}
-                  disabled={k.revoked_at !== null || revoke.busy}
-                  onClick={async () => {
-                    if (await revoke.run(k.id)) list.reload(true);
-                  }}
-                >
-                  Revoke
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <LoadState of={list} />
+      <Table
+        testid="keys-table"
+        caption={`${keys.length} keys`}
+        columns={columns}
+        rows={keys}
+        keyOf={(k) => k.id}
+        idAttr="data-key-id"
+      />
       <h2>Create a key</h2>
       <form
-        onSubmit={async (e) => {
+        onSubmit={(e) => {
           e.preventDefault();
-          if (await create.run({ name, scopes: [...chosen] })) list.reload(true);
+          create.run({ name, scopes: [...chosen.selected] });
         }}
       >
         <label>
-          Name{' '}
-          <input
-            required
-            maxLength={128}
-            value={name}
-            onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
-          />
+          Name <input required maxLength={128} {...bindText(name, setName)} />
         </label>
         <fieldset>
           <legend>Scopes</legend>
@@ -590,12 +515,7 @@ export function Keys() {
               <input
                 type="checkbox"
                 checked={chosen.has(s.name)}
-                onChange={(e) => {
-                  const next = new Set(chosen);
-                  if ((e.currentTarget as HTMLInputElement).checked) next.add(s.name);
-                  else next.delete(s.name);
-                  setChosen(next);
-                }}
+                onChange={(e) => chosen.set(s.name, checkedOf(e))}
               />{' '}
               {s.name}
             </label>
@@ -607,13 +527,12 @@ export function Keys() {
       </form>
       <ErrorBox error={create.error} />
       {create.result ? (
-        <section aria-labelledby="h-new-key" class="notice">
-          <h3 id="h-new-key">Key {create.result.key.id} created</h3>
+        <Section id="h-new-key" level={3} title={`Key ${create.result.key.id} created`} class="notice">
           <p>Its secret is shown only once:</p>
           <p>
             <code data-testid="new-key-secret">{create.result.secret}</code>
           </p>
-        </section>
+        </Section>
       ) : null}
     </Page>
   );
@@ -630,8 +549,10 @@ interface OperatorRow {
 export function Operators() {
   const list = useLoad(() => ops<{ operators: OperatorRow[] }>('GET', '/admin/operators'), []);
   const [form, setForm] = useState({ name: '', base_url: '', callback_form: 'A' });
-  const register = useAction((body: typeof form) =>
-    ops<OperatorRow & { api_token: string; signing_secret: string }>('POST', '/admin/operators', body),
+  const register = useAction(
+    (body: typeof form) =>
+      ops<OperatorRow & { api_token: string; signing_secret: string }>('POST', '/admin/operators', body),
+    () => list.reload(true),
   );
   const probe = useAction((id: string) =>
     ops<OperatorRow>('POST', `/admin/operators/${encodeURIComponent(id)}/probe`, {}),
@@ -644,125 +565,108 @@ export function Operators() {
     ),
   );
   const operators = list.data?.operators ?? [];
-  const input = (k: 'name' | 'base_url') => ({
-    value: form[k],
-    onInput: (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value }),
-  });
+  const bind = binder(form, setForm);
+  const columns: readonly Column<OperatorRow>[] = [
+    { head: 'Id', cell: (o) => <code>{o.operator_id}</code> },
+    { head: 'Name', cell: (o) => o.name },
+    { head: 'Form', cell: (o) => o.callback_form },
+    { head: 'Base URL', cell: (o) => o.base_url },
+    {
+      head: 'Ready',
+      cell: (o) => (o.readiness ? <Ok ok={o.readiness.ready} yes="ready" no="not ready" /> : 'not probed'),
+    },
+    {
+      head: 'Actions',
+      cell: (o) => (
+        <>
+          <ActionButton
+            busy={probe.busy}
+            label={`Readiness of ${o.operator_id}`}
+            onClick={() => probe.run(o.operator_id)}
+          >
+            Readiness
+          </ActionButton>{' '}
+          <ActionButton
+            busy={link.busy}
+            label={`Portal link for ${o.operator_id}`}
+            onClick={() => link.run(o.operator_id)}
+          >
+            Portal link
+          </ActionButton>
+        </>
+      ),
+    },
+  ];
   return (
     <Page title="Operators">
-      <ErrorBox error={list.error} />
-      {list.loading ? <Loading /> : null}
-      <table data-testid="operators-table">
-        <caption>{operators.length} operators</caption>
-        <thead>
-          <tr>
-            <th scope="col">Id</th>
-            <th scope="col">Name</th>
-            <th scope="col">Form</th>
-            <th scope="col">Base URL</th>
-            <th scope="col">Ready</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {operators.map((o) => (
-            <tr key={o.operator_id} data-operator-id={o.operator_id}>
-              <th scope="row">
-                <code>{o.operator_id}</code>
-              </th>
-              <td>{o.name}</td>
-              <td>{o.callback_form}</td>
-              <td>{o.base_url}</td>
-              <td>{o.readiness ? <Ok ok={o.readiness.ready} yes="ready" no="not ready" /> : 'not probed'}</td>
-              <td>
-                <button
-                  type="button"
-                  aria-label={`Readiness of ${o.operator_id}`}
-                  disabled={probe.busy}
-                  onClick={() => probe.run(o.operator_id)}
-                >
-                  Readiness
-                </button>{' '}
-                <button
-                  type="button"
-                  aria-label={`Portal link for ${o.operator_id}`}
-                  disabled={link.busy}
-                  onClick={() => link.run(o.operator_id)}
-                >
-                  Portal link
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <ErrorBox error={probe.error} />
-      {probe.busy ? <Loading /> : null}
+      <LoadState of={list} />
+      <Table
+        testid="operators-table"
+        caption={`${operators.length} operators`}
+        columns={columns}
+        rows={operators}
+        keyOf={(o) => o.operator_id}
+        idAttr="data-operator-id"
+      />
+      <ActionState of={probe} />
       {probe.result ? (
-        <section aria-labelledby="h-probe">
-          <h2 id="h-probe">Readiness of {probe.result.operator_id}</h2>
+        <Section id="h-probe" title={`Readiness of ${probe.result.operator_id}`}>
           <ReadinessTable readiness={probe.result.readiness} />
-        </section>
+        </Section>
       ) : null}
       <ErrorBox error={link.error} />
       {link.result ? (
-        <section aria-labelledby="h-link" class="notice">
-          <h2 id="h-link">Portal link for {link.result.operator_id}</h2>
+        <Section id="h-link" title={`Portal link for ${link.result.operator_id}`} class="notice">
           <p>
             Single use, valid until {formatTime(link.result.expires_at)}:{' '}
             <a data-testid="portal-link" href={link.result.url}>
               {link.result.url}
             </a>
           </p>
-        </section>
+        </Section>
       ) : null}
       <h2>Register an operator</h2>
       <form
         class="grid-form"
-        onSubmit={async (e) => {
+        onSubmit={(e) => {
           e.preventDefault();
-          if (await register.run(form)) list.reload(true);
+          register.run(form);
         }}
       >
         <label>
-          Name <input required {...input('name')} />
+          Name <input required {...bind('name')} />
         </label>
         <label>
           Base URL{' '}
-          <input required type="url" placeholder="https://wallet.example.com" {...input('base_url')} />
+          <input required type="url" placeholder="https://wallet.example.com" {...bind('base_url')} />
         </label>
-        <label>
-          Callback form{' '}
-          <select
-            value={form.callback_form}
-            onChange={(e) =>
-              setForm({ ...form, callback_form: (e.currentTarget as HTMLSelectElement).value })
-            }
-          >
-            <option value="A">A</option>
-            <option value="B">B</option>
-          </select>
-        </label>
+        <Choice
+          label="Callback form"
+          value={form.callback_form}
+          options={CALLBACK_FORMS}
+          set={(callback_form) => setForm({ ...form, callback_form })}
+        />
         <button type="submit" disabled={register.busy}>
           Register operator
         </button>
       </form>
       <ErrorBox error={register.error} />
       {register.result ? (
-        <section aria-labelledby="h-new-op" class="notice" data-testid="new-operator">
-          <h3 id="h-new-op">Operator {register.result.operator_id} registered</h3>
+        <Section
+          id="h-new-op"
+          level={3}
+          title={`Operator ${register.result.operator_id} registered`}
+          class="notice"
+          testid="new-operator"
+        >
           <p>Its bearer token and signing secret are shown only once:</p>
-          <dl>
-            <dt>API token</dt>
-            <dd>
-              <code>{register.result.api_token}</code>
-            </dd>
-            <dt>Signing secret</dt>
-            <dd>
-              <code>{register.result.signing_secret}</code>
-            </dd>
-          </dl>
-        </section>
+          <Terms
+            rows={[
+              ['API token', <code key="t">{register.result.api_token}</code>],
+              ['Signing secret', <code key="s">{register.result.signing_secret}</code>],
+            ]}
+          />
+        </Section>
       ) : null}
     </Page>
   );

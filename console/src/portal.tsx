@@ -16,17 +16,28 @@ import {
   reconciliationHref,
 } from './format.ts';
 import {
+  ActionButton,
+  ActionState,
+  binder,
+  bindText,
+  Choice,
+  type Column,
   CopyButton,
   ErrorBox,
-  Loading,
+  LoadState,
   Ok,
   Page,
   Pre,
   type Readiness,
   ReadinessTable,
+  Section,
+  SelectBox,
+  Table,
+  Terms,
   useAction,
   useInterval,
   useLoad,
+  useSelection,
 } from './ui.tsx';
 
 interface Operator {
@@ -111,37 +122,32 @@ export function Overview() {
   const readiness = probe.result?.readiness ?? d?.readiness;
   return (
     <Page title="Overview">
-      <ErrorBox error={o.error} />
-      {o.loading && !d ? <Loading /> : null}
+      <LoadState of={o} whileEmpty />
       {d ? (
         <>
           <p>
             Operator <strong>{d.operator.name}</strong> (<code>{d.operator.operator_id}</code>), callbacks to{' '}
             <code>{d.operator.base_url}</code>
           </p>
-          <section aria-labelledby="h-readiness">
-            <h2 id="h-readiness">Readiness</h2>
-            <button type="button" onClick={() => probe.run()} disabled={probe.busy}>
+          <Section id="h-readiness" title="Readiness">
+            <ActionButton busy={probe.busy} onClick={() => probe.run()}>
               Probe now
-            </button>
-            {probe.busy ? <Loading /> : null}
-            <ErrorBox error={probe.error} />
+            </ActionButton>
+            <ActionState of={probe} />
             <ReadinessTable readiness={readiness} />
-          </section>
-          <section aria-labelledby="h-breaker">
-            <h2 id="h-breaker">Circuit breaker</h2>
+          </Section>
+          <Section id="h-breaker" title="Circuit breaker">
             <p data-testid="breaker">
               State: <strong class={d.breaker.state === 'closed' ? 'ok' : 'bad'}>{d.breaker.state}</strong>
               {`; consecutive failures ${d.breaker.failures}`}
               {d.breaker.retry_at ? `; next try ${formatTime(d.breaker.retry_at)}` : ''}
               {d.breaker.last_error ? `; last error: ${d.breaker.last_error}` : ''}
             </p>
-          </section>
-          <section aria-labelledby="h-callbacks">
-            <h2 id="h-callbacks">Callbacks in the last hour</h2>
+          </Section>
+          <Section id="h-callbacks" title="Callbacks in the last hour">
             <Stats c={d.callbacks} />
             <Chart minutes={d.callbacks.per_minute} />
-          </section>
+          </Section>
         </>
       ) : null}
     </Page>
@@ -150,25 +156,21 @@ export function Overview() {
 
 function Stats({ c }: { c: Overview['callbacks'] }) {
   const h = c.last_hour;
-  const rows: [string, string][] = [
-    ['Total', String(h.total)],
-    ['Succeeded', String(h.succeeded)],
-    ['Failed', String(h.failed)],
-    ['Success rate', formatRate(h.success_rate)],
-    ['Latency p50', formatMs(h.latency_ms?.p50)],
-    ['Latency p99', formatMs(h.latency_ms?.p99)],
-    ['Retrying', String(c.retrying)],
-    ['Parked', String(c.parked)],
-  ];
   return (
-    <dl class="stats" data-testid="callback-stats">
-      {rows.map(([k, v]) => (
-        <div key={k}>
-          <dt>{k}</dt>
-          <dd>{v}</dd>
-        </div>
-      ))}
-    </dl>
+    <Terms
+      class="stats"
+      testid="callback-stats"
+      rows={[
+        ['Total', String(h.total)],
+        ['Succeeded', String(h.succeeded)],
+        ['Failed', String(h.failed)],
+        ['Success rate', formatRate(h.success_rate)],
+        ['Latency p50', formatMs(h.latency_ms?.p50)],
+        ['Latency p99', formatMs(h.latency_ms?.p99)],
+        ['Retrying', String(c.retrying)],
+        ['Parked', String(c.parked)],
+      ]}
+    />
   );
 }
 
@@ -226,26 +228,33 @@ interface SearchForm {
 
 const EMPTY_SEARCH: SearchForm = { user_id: '', tx_id: '', round_id: '', from: '', to: '', status: '' };
 
+/** "3 callbacks", "1 callback": a count and its noun. */
+function countOf(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 export function Callbacks() {
   const [form, setForm] = useState<SearchForm>(EMPTY_SEARCH);
   const [query, setQuery] = useState('');
-  const [selected, setSelected] = useState<ReadonlySet<number>>(new Set());
+  const selection = useSelection<number>();
   const list = useLoad(
     () => portal<{ callbacks: Callback[] }>('GET', `/api/portal/callbacks${query}`),
     [query],
   );
-  const redrive = useAction((tx_ids: number[]) =>
-    portal<{ redriven: { tx_id: number }[] }>('POST', '/api/portal/callbacks/redrive', { tx_ids }),
+  const redrive = useAction(
+    (tx_ids: number[]) =>
+      portal<{ redriven: { tx_id: number }[] }>('POST', '/api/portal/callbacks/redrive', { tx_ids }),
+    () => {
+      selection.clear();
+      list.reload(true);
+    },
   );
   const test = useAction(() => portal<Exchange>('POST', '/api/portal/test-callback', {}));
-  const field = (k: keyof SearchForm) => ({
-    value: form[k],
-    onInput: (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value }),
-  });
+  const field = binder(form, setForm);
   const search = (e: Event) => {
     e.preventDefault();
     const tz = new Date().getTimezoneOffset();
-    setSelected(new Set());
+    selection.clear();
     setQuery(
       queryOf({
         user_id: form.user_id,
@@ -257,13 +266,20 @@ export function Callbacks() {
       }),
     );
   };
-  const toggle = (tx: number, on: boolean) => {
-    const next = new Set(selected);
-    if (on) next.add(tx);
-    else next.delete(tx);
-    setSelected(next);
-  };
   const callbacks = list.data?.callbacks ?? [];
+  const columns: readonly Column<Callback>[] = [
+    { head: 'Select', cell: (c) => <SelectBox id={c.tx_id} of={selection} /> },
+    { head: 'Tx id', cell: (c) => <a href={`#/portal/callbacks/${c.tx_id}`}>{c.tx_id}</a> },
+    { head: 'Kind', cell: (c) => c.kind },
+    { head: 'Player', cell: (c) => c.user_id },
+    { head: 'Round', cell: (c) => c.round_id ?? '—' },
+    { head: 'Amount', cell: (c) => formatMinor(c.amount_minor, c.currency) },
+    { head: 'Status', cell: (c) => c.status },
+    { head: 'Attempts', cell: (c) => c.attempts },
+    { head: 'Next retry', cell: (c) => formatTime(c.next_attempt_at) },
+    { head: 'Last error', cell: (c) => c.last_error ?? '' },
+    { head: 'Created', cell: (c) => formatTime(c.created_at) },
+  ];
   return (
     <Page title="Callbacks">
       <search aria-label="Search callbacks">
@@ -283,39 +299,28 @@ export function Callbacks() {
           <label>
             To <input name="to" type="datetime-local" {...field('to')} />
           </label>
-          <label>
-            Status
-            <select
-              name="status"
-              value={form.status}
-              onChange={(e) => setForm({ ...form, status: (e.currentTarget as HTMLSelectElement).value })}
-            >
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s === '' ? 'any' : s}
-                </option>
-              ))}
-            </select>
-          </label>
+          <Choice
+            label="Status"
+            name="status"
+            value={form.status}
+            options={STATUSES}
+            set={(status) => setForm({ ...form, status })}
+            labelOf={(s) => (s === '' ? 'any' : s)}
+          />
           <button type="submit">Search</button>
         </form>
       </search>
       <div class="toolbar">
-        <button
-          type="button"
-          disabled={selected.size === 0 || redrive.busy}
-          onClick={async () => {
-            if (await redrive.run([...selected])) {
-              setSelected(new Set());
-              list.reload(true);
-            }
-          }}
+        <ActionButton
+          busy={redrive.busy}
+          disabled={selection.selected.size === 0}
+          onClick={() => redrive.run([...selection.selected])}
         >
           Re-drive selected
-        </button>
-        <button type="button" onClick={() => test.run()} disabled={test.busy}>
+        </ActionButton>
+        <ActionButton busy={test.busy} onClick={() => test.run()}>
           Send test callback
-        </button>
+        </ActionButton>
       </div>
       <ErrorBox error={redrive.error} />
       <p role="status" data-testid="redrive-result">
@@ -325,59 +330,20 @@ export function Callbacks() {
       </p>
       <ErrorBox error={test.error} />
       {test.result ? (
-        <section aria-labelledby="h-test" data-testid="test-callback-result">
-          <h2 id="h-test">Test callback</h2>
+        <Section id="h-test" title="Test callback" testid="test-callback-result">
           <ExchangeView x={test.result} />
-        </section>
+        </Section>
       ) : null}
-      <ErrorBox error={list.error} />
-      {list.loading ? <Loading /> : null}
-      <table data-testid="callbacks-table">
-        <caption>
-          {callbacks.length} callback{callbacks.length === 1 ? '' : 's'}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Select</th>
-            <th scope="col">Tx id</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Player</th>
-            <th scope="col">Round</th>
-            <th scope="col">Amount</th>
-            <th scope="col">Status</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Next retry</th>
-            <th scope="col">Last error</th>
-            <th scope="col">Created</th>
-          </tr>
-        </thead>
-        <tbody>
-          {callbacks.map((c) => (
-            <tr key={c.tx_id} data-tx-id={c.tx_id}>
-              <td>
-                <input
-                  type="checkbox"
-                  aria-label={`Select ${c.tx_id}`}
-                  checked={selected.has(c.tx_id)}
-                  onChange={(e) => toggle(c.tx_id, (e.currentTarget as HTMLInputElement).checked)}
-                />
-              </td>
-              <th scope="row">
-                <a href={`#/portal/callbacks/${c.tx_id}`}>{c.tx_id}</a>
-              </th>
-              <td>{c.kind}</td>
-              <td>{c.user_id}</td>
-              <td>{c.round_id ?? '—'}</td>
-              <td>{formatMinor(c.amount_minor, c.currency)}</td>
-              <td>{c.status}</td>
-              <td>{c.attempts}</td>
-              <td>{formatTime(c.next_attempt_at)}</td>
-              <td>{c.last_error ?? ''}</td>
-              <td>{formatTime(c.created_at)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <LoadState of={list} />
+      <Table
+        testid="callbacks-table"
+        caption={countOf(callbacks.length, 'callback')}
+        columns={columns}
+        rows={callbacks}
+        keyOf={(c) => c.tx_id}
+        idAttr="data-tx-id"
+        header={1}
+      />
     </Page>
   );
 }
@@ -397,18 +363,10 @@ function ExchangeView({ x }: { x: Exchange }) {
         {x.class ? `, class ${x.class}` : ''}, latency {formatMs(x.latency_ms)}
       </p>
       {x.error ? <p class="bad">Error: {x.error}</p> : null}
-      <dl class="headers">
-        {SHOWN_HEADERS.map((k) =>
-          h[k] !== undefined ? (
-            <div key={k}>
-              <dt>{k}</dt>
-              <dd>
-                <code>{h[k]}</code>
-              </dd>
-            </div>
-          ) : null,
-        )}
-      </dl>
+      <Terms
+        class="headers"
+        rows={SHOWN_HEADERS.filter((k) => h[k] !== undefined).map((k) => [k, <code key={k}>{h[k]}</code>])}
+      />
       <p>Request body</p>
       <Pre value={x.request.body ?? '(none)'} />
       <p>Response body</p>
@@ -417,16 +375,28 @@ function ExchangeView({ x }: { x: Exchange }) {
   );
 }
 
+const ATTEMPT_COLUMNS: readonly Column<Attempt>[] = [
+  { head: 'Attempt', cell: (a) => a.attempt },
+  { head: 'At', cell: (a) => formatTime(a.at) },
+  { head: 'Status', cell: (a) => a.response.status ?? 'none' },
+  { head: 'Class', cell: (a) => a.class },
+  { head: 'Latency', cell: (a) => formatMs(a.latency_ms) },
+  { head: 'Next retry', cell: (a) => formatTime(a.next_attempt_at) },
+  { head: 'Error', cell: (a) => a.error ?? '' },
+];
+
 export function CallbackDetail({ txId }: { txId: string }) {
   const one = useLoad(
     () =>
       portal<Callback & { attempts: Attempt[] }>('GET', `/api/portal/callbacks/${encodeURIComponent(txId)}`),
     [txId],
   );
-  const redrive = useAction(() =>
-    portal<{ redriven: { tx_id: number }[] }>('POST', '/api/portal/callbacks/redrive', {
-      tx_ids: [Number(txId)],
-    }),
+  const redrive = useAction(
+    () =>
+      portal<{ redriven: { tx_id: number }[] }>('POST', '/api/portal/callbacks/redrive', {
+        tx_ids: [Number(txId)],
+      }),
+    () => one.reload(true),
   );
   const c = one.data;
   // Until it is final, a callback changes on its own (tried, answered, retried): shown live.
@@ -436,80 +406,47 @@ export function CallbackDetail({ txId }: { txId: string }) {
       <p>
         <a href="#/portal/callbacks">Back to callbacks</a>
       </p>
-      <ErrorBox error={one.error} />
-      {one.loading && !c ? <Loading /> : null}
+      <LoadState of={one} whileEmpty />
       {c ? (
         <>
-          <dl class="stats" data-testid="callback-summary">
-            {(
-              [
-                ['Kind', c.kind],
-                ['Status', c.status],
-                ['Player', c.user_id],
-                ['Round', c.round_id === null ? '—' : String(c.round_id)],
-                ['Amount', formatMinor(c.amount_minor, c.currency)],
-                ['Bet tx', c.bet_tx_id === null ? '—' : String(c.bet_tx_id)],
-                ['Next retry', formatTime(c.next_attempt_at)],
-                ['Created', formatTime(c.created_at)],
-                ['Updated', formatTime(c.updated_at)],
-              ] as const
-            ).map(([k, v]) => (
-              <div key={k}>
-                <dt>{k}</dt>
-                <dd>{v}</dd>
-              </div>
-            ))}
-          </dl>
-          <button
-            type="button"
-            disabled={redrive.busy}
-            onClick={async () => {
-              if (await redrive.run()) one.reload(true);
-            }}
-          >
+          <Terms
+            class="stats"
+            testid="callback-summary"
+            rows={[
+              ['Kind', c.kind],
+              ['Status', c.status],
+              ['Player', c.user_id],
+              ['Round', c.round_id === null ? '—' : String(c.round_id)],
+              ['Amount', formatMinor(c.amount_minor, c.currency)],
+              ['Bet tx', c.bet_tx_id === null ? '—' : String(c.bet_tx_id)],
+              ['Next retry', formatTime(c.next_attempt_at)],
+              ['Created', formatTime(c.created_at)],
+              ['Updated', formatTime(c.updated_at)],
+            ]}
+          />
+          <ActionButton busy={redrive.busy} onClick={() => redrive.run()}>
             Re-drive
-          </button>
+          </ActionButton>
           <ErrorBox error={redrive.error} />
           <p role="status">{redrive.result ? 'Re-driven.' : ''}</p>
           <h2>Attempts</h2>
-          <table data-testid="attempts-table">
-            <caption>
-              {c.attempts.length} attempt{c.attempts.length === 1 ? '' : 's'}
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Attempt</th>
-                <th scope="col">At</th>
-                <th scope="col">Status</th>
-                <th scope="col">Class</th>
-                <th scope="col">Latency</th>
-                <th scope="col">Next retry</th>
-                <th scope="col">Error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {c.attempts.map((a) => (
-                <tr key={a.attempt} data-attempt={a.attempt}>
-                  <th scope="row">{a.attempt}</th>
-                  <td>{formatTime(a.at)}</td>
-                  <td>{a.response.status ?? 'none'}</td>
-                  <td>{a.class}</td>
-                  <td>{formatMs(a.latency_ms)}</td>
-                  <td>{formatTime(a.next_attempt_at)}</td>
-                  <td>{a.error ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Table
+            testid="attempts-table"
+            caption={countOf(c.attempts.length, 'attempt')}
+            columns={ATTEMPT_COLUMNS}
+            rows={c.attempts}
+            keyOf={(a) => a.attempt}
+            idAttr="data-attempt"
+          />
           {c.attempts.map((a) => (
-            <section
+            <Section
               key={a.attempt}
-              data-testid={`attempt-${a.attempt}`}
-              aria-labelledby={`h-attempt-${a.attempt}`}
+              id={`h-attempt-${a.attempt}`}
+              title={`Attempt ${a.attempt}`}
+              testid={`attempt-${a.attempt}`}
             >
-              <h3 id={`h-attempt-${a.attempt}`}>Attempt {a.attempt}</h3>
               <ExchangeView x={a} />
-            </section>
+            </Section>
           ))}
         </>
       ) : null}
@@ -529,77 +466,77 @@ export function Conformance() {
   const run = useAction(() =>
     portal<{ passed: boolean; rows: ConformanceRow[] }>('POST', '/api/portal/conformance', {}),
   );
-  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const open = useSelection<string>();
   const r = run.result;
+  const columns: readonly Column<ConformanceRow>[] = [
+    {
+      head: 'Check',
+      cell: (row) => (
+        <>
+          {row.title} <code class="muted">{row.id}</code>
+        </>
+      ),
+    },
+    { head: 'Result', cell: (row) => <Ok ok={row.ok} /> },
+    { head: 'Detail', cell: (row) => row.detail },
+    { head: 'Exchanges', cell: (row) => <Exchanges row={row} expanded={open.has(row.id)} set={open.set} /> },
+  ];
   return (
     <Page title="Conformance">
       <p>
         Runs the wallet conformance kit against your callback endpoints: each check sends signed requests and
         judges the answers.
       </p>
-      <button type="button" onClick={() => run.run()} disabled={run.busy}>
+      <ActionButton busy={run.busy} onClick={() => run.run()}>
         Run conformance kit
-      </button>
-      {run.busy ? <Loading /> : null}
-      <ErrorBox error={run.error} />
+      </ActionButton>
+      <ActionState of={run} />
       {r ? (
         <>
           <p data-testid="conformance-result">
             <Ok ok={r.passed} yes="Passed" no="Failed" />
           </p>
-          <table data-testid="conformance-table">
-            <caption>Conformance checks</caption>
-            <thead>
-              <tr>
-                <th scope="col">Check</th>
-                <th scope="col">Result</th>
-                <th scope="col">Detail</th>
-                <th scope="col">Exchanges</th>
-              </tr>
-            </thead>
-            <tbody>
-              {r.rows.map((row) => {
-                const expanded = open.has(row.id);
-                return (
-                  <tr key={row.id} data-row-id={row.id}>
-                    <th scope="row">
-                      {row.title} <code class="muted">{row.id}</code>
-                    </th>
-                    <td>
-                      <Ok ok={row.ok} />
-                    </td>
-                    <td>{row.detail}</td>
-                    <td>
-                      <button
-                        type="button"
-                        aria-expanded={expanded}
-                        aria-controls={`exchanges-${row.id}`}
-                        onClick={() => {
-                          const next = new Set(open);
-                          if (expanded) next.delete(row.id);
-                          else next.add(row.id);
-                          setOpen(next);
-                        }}
-                      >
-                        Exchanges of {row.id}
-                      </button>{' '}
-                      <span class="muted">
-                        ({row.exchanges.length}, {expanded ? 'shown' : 'hidden'})
-                      </span>
-                      <div id={`exchanges-${row.id}`} data-testid={`exchanges-${row.id}`} hidden={!expanded}>
-                        {expanded
-                          ? row.exchanges.map((x, i) => <ExchangeView key={String(i)} x={x} />)
-                          : null}
-                      </div>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <Table
+            testid="conformance-table"
+            caption="Conformance checks"
+            columns={columns}
+            rows={r.rows}
+            keyOf={(row) => row.id}
+            idAttr="data-row-id"
+          />
         </>
       ) : null}
     </Page>
+  );
+}
+
+/** The exchanges of a conformance row behind the button "Exchanges of <id>" (aria-expanded). */
+function Exchanges({
+  row,
+  expanded,
+  set,
+}: {
+  row: ConformanceRow;
+  expanded: boolean;
+  set: (id: string, on: boolean) => void;
+}) {
+  return (
+    <>
+      <button
+        type="button"
+        aria-expanded={expanded}
+        aria-controls={`exchanges-${row.id}`}
+        onClick={() => set(row.id, !expanded)}
+      >
+        Exchanges of {row.id}
+      </button>{' '}
+      <span class="muted">
+        ({row.exchanges.length}, {expanded ? 'shown' : 'hidden'})
+      </span>
+      <div id={`exchanges-${row.id}`} data-testid={`exchanges-${row.id}`} hidden={!expanded}>
+        {expanded ? row.exchanges.map((x, i) => <ExchangeView key={String(i)} x={x} />) : null}
+      </div>
+    </>
   );
 }
 
@@ -626,14 +563,7 @@ export function Secret() {
       >
         <label>
           Overlap (minutes){' '}
-          <input
-            type="number"
-            min="1"
-            max="10080"
-            required
-            value={minutes}
-            onInput={(e) => setMinutes((e.currentTarget as HTMLInputElement).value)}
-          />
+          <input type="number" min="1" max="10080" required {...bindText(minutes, setMinutes)} />
         </label>{' '}
         <button type="submit" disabled={rotate.busy}>
           Rotate secret
@@ -641,8 +571,7 @@ export function Secret() {
       </form>
       <ErrorBox error={rotate.error} />
       {r ? (
-        <section aria-labelledby="h-new-secret" class="notice">
-          <h2 id="h-new-secret">New signing secret</h2>
+        <Section id="h-new-secret" title="New signing secret" class="notice">
           <p>Shown only once: copy it now.</p>
           <p>
             <code data-testid="new-secret">{r.signing_secret}</code>{' '}
@@ -651,7 +580,7 @@ export function Secret() {
           <p data-testid="previous-valid-until">
             The previous secret keeps signing until {formatTime(r.previous_valid_until)}.
           </p>
-        </section>
+        </Section>
       ) : null}
     </Page>
   );
@@ -689,30 +618,29 @@ const PRESETS = ['seed', 'http-status', 'status-in-body'];
 export function Settings() {
   const loaded = useLoad(() => portal<{ operator: Operator }>('GET', '/api/portal/settings'), []);
   const [form, setForm] = useState<SettingsForm | null>(null);
-  const save = useAction((f: SettingsForm) => {
-    // A preset is a name; a preset with codes is the JSON object the API gave (kept as it was).
-    let answer_table: unknown = f.answer_table;
-    if (f.answer_table.startsWith('{')) answer_table = JSON.parse(f.answer_table);
-    return portal<{ operator: Operator; readiness: Readiness }>('PATCH', '/api/portal/settings', {
-      bet_path: f.bet_path,
-      win_path: f.win_path,
-      balance_path: f.balance_path,
-      rollback_path: f.rollback_path,
-      round_end_path: f.round_end_path === '' ? null : f.round_end_path,
-      timeout_ms: Number(f.timeout_ms),
-      answer_table,
-      round_close: f.round_close,
-      amount_format: f.amount_format,
-    });
-  });
+  const save = useAction(
+    (f: SettingsForm) => {
+      // A preset is a name; a preset with codes is the JSON object the API gave (kept as it was).
+      let answer_table: unknown = f.answer_table;
+      if (f.answer_table.startsWith('{')) answer_table = JSON.parse(f.answer_table);
+      return portal<{ operator: Operator; readiness: Readiness }>('PATCH', '/api/portal/settings', {
+        bet_path: f.bet_path,
+        win_path: f.win_path,
+        balance_path: f.balance_path,
+        rollback_path: f.rollback_path,
+        round_end_path: f.round_end_path === '' ? null : f.round_end_path,
+        timeout_ms: Number(f.timeout_ms),
+        answer_table,
+        round_close: f.round_close,
+        amount_format: f.amount_format,
+      });
+    },
+    (r) => setForm(formOf(r.operator)),
+  );
   const current = form ?? (loaded.data ? formOf(loaded.data.operator) : null);
   const text = (k: keyof SettingsForm, label: string, numeric = false) => {
     if (!current) return null;
-    const props = {
-      name: k,
-      value: current[k],
-      onInput: (e: Event) => setForm({ ...current, [k]: (e.currentTarget as HTMLInputElement).value }),
-    };
+    const props = { name: k, ...binder(current, setForm)(k) };
     return (
       // biome-ignore lint/a11y/noLabelWithoutControl: the control is one of the two inputs of the branch
       <label>
@@ -722,31 +650,21 @@ export function Settings() {
   };
   const select = (k: keyof SettingsForm, label: string, options: readonly string[]) =>
     current ? (
-      <label>
-        {label}{' '}
-        <select
-          name={k}
-          value={current[k]}
-          onChange={(e) => setForm({ ...current, [k]: (e.currentTarget as HTMLSelectElement).value })}
-        >
-          {[...new Set([...options, current[k]])].map((o) => (
-            <option key={o} value={o}>
-              {o}
-            </option>
-          ))}
-        </select>
-      </label>
+      <Choice
+        label={label}
+        name={k}
+        value={current[k]}
+        options={[...new Set([...options, current[k]])]}
+        set={(v) => setForm({ ...current, [k]: v })}
+      />
     ) : null;
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    if (!current) return;
-    const r = await save.run(current);
-    if (r) setForm(formOf(r.operator));
+    if (current) save.run(current);
   };
   return (
     <Page title="Settings">
-      <ErrorBox error={loaded.error} />
-      {loaded.loading ? <Loading /> : null}
+      <LoadState of={loaded} />
       {current ? (
         <form onSubmit={submit} class="grid-form">
           {text('bet_path', 'Bet path')}
@@ -765,13 +683,12 @@ export function Settings() {
       ) : null}
       <ErrorBox error={save.error} />
       {save.result ? (
-        <section aria-labelledby="h-saved">
-          <h2 id="h-saved">Saved; readiness probed again</h2>
+        <Section id="h-saved" title="Saved; readiness probed again">
           <p data-testid="settings-saved" role="status">
             Settings saved.
           </p>
           <ReadinessTable readiness={save.result.readiness} />
-        </section>
+        </Section>
       ) : null}
     </Page>
   );
@@ -802,6 +719,20 @@ function todayUtc(): string {
   return new Date().toISOString().slice(0, 10);
 }
 
+const RECONCILIATION_COLUMNS: readonly Column<Reconciliation['transactions'][number]>[] = [
+  { head: 'Tx id', cell: (t) => t.tx_id },
+  { head: 'Kind', cell: (t) => t.kind },
+  { head: 'Bet tx', cell: (t) => t.bet_tx_id ?? '' },
+  { head: 'Player', cell: (t) => t.user_id },
+  { head: 'Round', cell: (t) => t.round_id },
+  { head: 'Game', cell: (t) => t.game },
+  { head: 'Amount', cell: (t) => formatMinor(t.amount_minor, t.currency) },
+  { head: 'State', cell: (t) => t.state },
+  { head: 'Status', cell: (t) => t.status },
+  { head: 'Created', cell: (t) => formatTime(t.created_at) },
+  { head: 'Finished', cell: (t) => formatTime(t.finished_at) },
+];
+
 export function ReconciliationPage() {
   const [date, setDate] = useState(todayUtc);
   const [shown, setShown] = useState(date);
@@ -816,13 +747,7 @@ export function ReconciliationPage() {
         }}
       >
         <label>
-          Date{' '}
-          <input
-            type="date"
-            required
-            value={date}
-            onInput={(e) => setDate((e.currentTarget as HTMLInputElement).value)}
-          />
+          Date <input type="date" required {...bindText(date, setDate)} />
         </label>{' '}
         <button type="submit">Show</button>
       </form>
@@ -835,51 +760,20 @@ export function ReconciliationPage() {
           Download JSON
         </a>
       </p>
-      <ErrorBox error={r.error} />
-      {r.loading ? <Loading /> : null}
+      <LoadState of={r} />
       {r.data ? (
         <>
           <h2>Totals</h2>
           <Pre value={r.data.totals} />
         </>
       ) : null}
-      <table data-testid="reconciliation-table">
-        <caption>
-          Transactions of {shown} (UTC): {rows.length}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Tx id</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Bet tx</th>
-            <th scope="col">Player</th>
-            <th scope="col">Round</th>
-            <th scope="col">Game</th>
-            <th scope="col">Amount</th>
-            <th scope="col">State</th>
-            <th scope="col">Status</th>
-            <th scope="col">Created</th>
-            <th scope="col">Finished</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((t) => (
-            <tr key={t.tx_id}>
-              <th scope="row">{t.tx_id}</th>
-              <td>{t.kind}</td>
-              <td>{t.bet_tx_id ?? ''}</td>
-              <td>{t.user_id}</td>
-              <td>{t.round_id}</td>
-              <td>{t.game}</td>
-              <td>{formatMinor(t.amount_minor, t.currency)}</td>
-              <td>{t.state}</td>
-              <td>{t.status}</td>
-              <td>{formatTime(t.created_at)}</td>
-              <td>{formatTime(t.finished_at)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <Table
+        testid="reconciliation-table"
+        caption={`Transactions of ${shown} (UTC): ${rows.length}`}
+        columns={RECONCILIATION_COLUMNS}
+        rows={rows}
+        keyOf={(t) => t.tx_id}
+      />
     </Page>
   );
 }
