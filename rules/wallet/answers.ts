@@ -303,6 +303,10 @@ function duplicateOf(
   return { class: 'duplicate', ack };
 }
 
+/** JSON.parse reviver: U+0000 in a string value (from a `\\u0000` escape) becomes U+FFFD. */
+const withoutNul = (_key: string, v: unknown): unknown =>
+  typeof v === 'string' ? v.replaceAll('\u0000', '\uFFFD') : v;
+
 /**
  * Classifies one HTTP answer to `req` under `table`. `status` 0 with `bodyText` as the reason means
  * no answer arrived (connection error); timeouts are classified by the caller as
@@ -316,10 +320,13 @@ export function classifyAnswer(
   status: number,
   bodyText: string,
 ): Answer {
-  if (status === 0) return failed(`no answer: ${bodyText.slice(0, 200)}`);
+  // U+0000, raw or JSON-escaped, becomes U+FFFD in everything read from the body: reasons and
+  // acknowledgements end up in Postgres text (the wallet read model), which refuses it.
+  const text = bodyText.replaceAll('\u0000', '\uFFFD');
+  if (status === 0) return failed(`no answer: ${text.slice(0, 200)}`);
   let json: unknown;
   try {
-    json = bodyText.length > 0 ? JSON.parse(bodyText) : undefined;
+    json = text.length > 0 ? JSON.parse(text, withoutNul) : undefined;
   } catch {
     json = undefined;
   }
@@ -332,7 +339,7 @@ export function classifyAnswer(
         ? status < 300 && status >= 200
         : false;
   if (table.preset === 'status-in-body') {
-    if (status !== 200) return failed(`HTTP ${status}: ${messageOf(obj, bodyText)}`);
+    if (status !== 200) return failed(`HTTP ${status}: ${messageOf(obj, text)}`);
     if (!isObj) return failed(`HTTP ${status}: malformed JSON`);
   } else if (success) {
     if (!isObj) return failed(`HTTP ${status}: malformed JSON`);
@@ -351,7 +358,7 @@ export function classifyAnswer(
     return typeof ack === 'string' ? failed(ack) : { class: 'ok', ack };
   }
   const label = code ?? `HTTP_${status}`;
-  const reason = `HTTP ${status} ${label}: ${messageOf(obj, bodyText)}`;
+  const reason = `HTTP ${status} ${label}: ${messageOf(obj, text)}`;
   if (code !== undefined) {
     // Hub88's RS_ERROR_DUPLICATE_TRANSACTION is "the same id with other data" unless it carries the
     // first answer (its operator_tx_id): only then is it the first answer.

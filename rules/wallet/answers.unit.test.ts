@@ -222,3 +222,35 @@ describe('per-operator tables', () => {
     expect(() => answerTable(raw)).toThrow(message);
   });
 });
+
+describe('an answer holding U+0000', () => {
+  // Postgres text refuses U+0000: a reason or acknowledgement carrying one would make the
+  // CallbackFailed/CallbackSucceeded facts unstorable in the wallet read model.
+  const nul = (v: unknown) => JSON.stringify(v).includes('\\u0000') || JSON.stringify(v).includes('\u0000');
+
+  it('gives reasons and acknowledgements with U+FFFD in its place, raw or JSON-escaped', () => {
+    const raw = classifyAnswer(seed, win, 500, 'down\u0000now');
+    expect(raw).toEqual({
+      class: 'failed',
+      code: 'OPERATOR_ERROR',
+      reason: 'HTTP 500 HTTP_500: down\uFFFDnow',
+    });
+    const escaped = classifyAnswer(
+      seed,
+      win,
+      500,
+      JSON.stringify({ error: { code: 'E', message: 'a\u0000b' } }),
+    );
+    expect(nul(escaped)).toBe(false);
+    expect(escaped).toMatchObject({ class: 'failed', reason: expect.stringContaining('a\uFFFDb') });
+    const ok = classifyAnswer(seed, bet, 200, JSON.stringify({ ...ack, operator_tx_id: 'o-\u0000' }));
+    expect(ok).toEqual({
+      class: 'ok',
+      ack: { operatorTxId: 'o-\uFFFD', oldBalance: '10.00', newBalance: '22.50' },
+    });
+    for (const code of ['INSUFFICIENT_FUNDS', 'X\u0000'])
+      expect(
+        nul(classifyAnswer(http, bet, 402, JSON.stringify({ error: { code, message: 'm\u0000' } }))),
+      ).toBe(false);
+  });
+});

@@ -123,6 +123,11 @@ describe('every attempt of a callback is recorded', () => {
       [1, 500, 'down\uFFFDnow', 'failed'],
       [2, 200, expect.any(String), 'ok'],
     ]);
+    // The fact for the read model carries the answer's reason without U+0000 (Postgres text).
+    const failed = eventsOf(env.events, 'CallbackFailed', tx + 1);
+    expect(failed.map((e) => (e.value as { error: string }).error)).toEqual([
+      'HTTP 500 HTTP_500: down\uFFFDnow',
+    ]);
     expect(reconcileSaga(env.events, op, START)).toEqual([]);
   });
 });
