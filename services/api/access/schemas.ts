@@ -51,45 +51,54 @@ export const closed = (properties: Record<string, unknown>, description?: string
     required: Object.keys(properties),
     properties,
   }) as const;
+/**
+ * An operator's callback settings as responses show them (the admin view and the operator portal's):
+ * no token, signing secret or retry policy.
+ */
+export const operatorSettingsProperties = {
+  operator_id: str,
+  name: str,
+  callback_form: { type: 'string', enum: ['A', 'B'] },
+  base_url: str,
+  bet_path: str,
+  win_path: str,
+  balance_path: str,
+  rollback_path: str,
+  timeout_ms: int,
+  answer_table: {
+    description:
+      "How the operator's answers count: a preset (seed, http-status, status-in-body) or a preset with codes.",
+  },
+  round_close: { type: 'string', enum: ['zero-win', 'round-end', 'none'] },
+  round_end_path: nullableStr,
+  amount_format: { type: 'string', enum: ['string', 'number'] },
+} as const;
+/** The last readiness probe of an operator; null before the first. */
+export const readinessSchema = {
+  description:
+    'The last readiness probe: the balance callback for the readiness test player and every configured callback path; null before the first.',
+  type: 'object',
+  nullable: true,
+  required: ['ready', 'checked_at', 'checks'],
+  properties: {
+    ready: { type: 'boolean' },
+    checked_at: { type: 'string', format: 'date-time' },
+    checks: {
+      type: 'array',
+      items: closed({ name: str, method: str, path: str, ok: { type: 'boolean' }, detail: str }),
+    },
+  },
+} as const;
 const operatorView = closed(
   {
-    operator_id: str,
-    name: str,
-    callback_form: { type: 'string', enum: ['A', 'B'] },
-    base_url: str,
-    bet_path: str,
-    win_path: str,
-    balance_path: str,
-    rollback_path: str,
-    timeout_ms: int,
+    ...operatorSettingsProperties,
     retry_policy: {
       description:
         'The retry schedule of wins, rollbacks and round closes ({delaysMs, jitter}), or the exponential shape ({retries, minTimeoutMs, maxTimeoutMs, factor}; maxTimeoutMs below minTimeoutMs is 400).',
       type: 'object',
       additionalProperties: true,
     },
-    answer_table: {
-      description:
-        "How the operator's answers count: a preset (seed, http-status, status-in-body) or a preset with codes.",
-    },
-    round_close: { type: 'string', enum: ['zero-win', 'round-end', 'none'] },
-    round_end_path: nullableStr,
-    amount_format: { type: 'string', enum: ['string', 'number'] },
-    readiness: {
-      description:
-        'The last readiness probe: the balance callback for the readiness test player and every configured callback path; null before the first.',
-      type: 'object',
-      nullable: true,
-      required: ['ready', 'checked_at', 'checks'],
-      properties: {
-        ready: { type: 'boolean' },
-        checked_at: { type: 'string', format: 'date-time' },
-        checks: {
-          type: 'array',
-          items: closed({ name: str, method: str, path: str, ok: { type: 'boolean' }, detail: str }),
-        },
-      },
-    },
+    readiness: readinessSchema,
     created_at: { type: 'string', format: 'date-time' },
     disabled_at: { type: 'string', format: 'date-time', nullable: true },
   },

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { docSchema } from '../access/input.ts';
-import { adminErr, problem } from '../access/schemas.ts';
+import { adminErr, closed, operatorSettingsProperties, problem, readinessSchema } from '../access/schemas.ts';
 import {
   emptyBody,
   portalCallbackQuery,
@@ -43,13 +43,7 @@ const time = { type: 'string', format: 'date-time' } as const;
 const nTime = { type: 'string', format: 'date-time', nullable: true } as const;
 const anyObject = { type: 'object', additionalProperties: true } as const;
 /** An object whose listed properties are all required. */
-const obj = (properties: Record<string, unknown>, description?: string) =>
-  ({
-    type: 'object',
-    ...(description ? { description } : {}),
-    required: Object.keys(properties),
-    properties,
-  }) as const;
+const obj = closed;
 
 const sessionView = obj({
   operator_id: str,
@@ -58,36 +52,12 @@ const sessionView = obj({
   expires_at: time,
 });
 const operatorView = obj(
-  {
-    operator_id: str,
-    name: str,
-    callback_form: { type: 'string', enum: ['A', 'B'] },
-    base_url: str,
-    bet_path: str,
-    win_path: str,
-    balance_path: str,
-    rollback_path: str,
-    timeout_ms: int,
-    answer_table: { description: 'A preset name, or a preset with codes.' },
-    round_close: { type: 'string', enum: ['zero-win', 'round-end', 'none'] },
-    round_end_path: nStr,
-    amount_format: { type: 'string', enum: ['string', 'number'] },
-  },
+  operatorSettingsProperties,
   "The session's operator's callback settings (no token, secret or retry policy).",
 );
 const readinessView = {
-  type: 'object',
-  nullable: true,
+  ...readinessSchema,
   description: 'The last readiness probe (null before the first), as GET /admin/operators/{id} shows it.',
-  required: ['ready', 'checked_at', 'checks'],
-  properties: {
-    ready: bool,
-    checked_at: time,
-    checks: {
-      type: 'array',
-      items: obj({ name: str, method: str, path: str, ok: bool, detail: str }),
-    },
-  },
 } as const;
 const callbackFields = {
   tx_id: { ...int, description: "The callback's provider_tx_id." },
