@@ -96,7 +96,7 @@ type AreaPage = readonly [page: string, label: string, view: (arg: string) => JS
 
 const PORTAL_PAGES: readonly AreaPage[] = [
   ['overview', 'Overview', () => <Overview />],
-  ['callbacks', 'Callbacks', (arg) => (arg ? <CallbackDetail txId={arg} /> : <Callbacks />)],
+  ['callbacks', 'Callbacks', (arg) => (arg ? <CallbackDetail key={arg} txId={arg} /> : <Callbacks />)],
   ['conformance', 'Conformance', () => <Conformance />],
   ['secret', 'Secret', () => <Secret />],
   ['settings', 'Settings', () => <Settings />],

@@ -23,6 +23,7 @@ import {
   Choice,
   type Column,
   CopyButton,
+  checkedOf,
   ErrorBox,
   LoadState,
   Ok,
@@ -385,10 +386,20 @@ const ATTEMPT_COLUMNS: readonly Column<Attempt>[] = [
   { head: 'Error', cell: (a) => a.error ?? '' },
 ];
 
+/** GET /api/portal/callbacks/:tx_id: the newest attempts (at most 100, oldest first) and how many there are. */
+interface CallbackWithAttempts extends Omit<Callback, 'attempts'> {
+  attempts: Attempt[];
+  attempts_total: number;
+}
+
+/** "Showing the last 100 of 250 attempts" when the answer holds fewer attempts than recorded, else null. */
+function shownOf(shown: number, total: number): string | null {
+  return total > shown ? `Showing the last ${shown} of ${total} attempts` : null;
+}
+
 export function CallbackDetail({ txId }: { txId: string }) {
   const one = useLoad(
-    () =>
-      portal<Callback & { attempts: Attempt[] }>('GET', `/api/portal/callbacks/${encodeURIComponent(txId)}`),
+    () => portal<CallbackWithAttempts>('GET', `/api/portal/callbacks/${encodeURIComponent(txId)}`),
     [txId],
   );
   const redrive = useAction(
@@ -401,6 +412,7 @@ export function CallbackDetail({ txId }: { txId: string }) {
   const c = one.data;
   // Until it is final, a callback changes on its own (tried, answered, retried): shown live.
   useInterval(() => one.reload(true), 2000, c !== null && (c.status === 'due' || c.status === 'in_flight'));
+  const bounded = c ? shownOf(c.attempts.length, c.attempts_total) : null;
   return (
     <Page title={`Callback ${txId}`}>
       <p>
@@ -430,9 +442,14 @@ export function CallbackDetail({ txId }: { txId: string }) {
           <ErrorBox error={redrive.error} />
           <p role="status">{redrive.result ? 'Re-driven.' : ''}</p>
           <h2>Attempts</h2>
+          {bounded ? (
+            <p class="warn" data-testid="attempts-shown">
+              {bounded}: older attempts are not shown.
+            </p>
+          ) : null}
           <Table
             testid="attempts-table"
-            caption={countOf(c.attempts.length, 'attempt')}
+            caption={bounded ?? countOf(c.attempts.length, 'attempt')}
             columns={ATTEMPT_COLUMNS}
             rows={c.attempts}
             keyOf={(a) => a.attempt}
@@ -542,9 +559,12 @@ function Exchanges({
 
 export function Secret() {
   const [minutes, setMinutes] = useState('60');
-  const rotate = useAction((overlap_s: number) =>
+  const [force, setForce] = useState(false);
+  const rotate = useAction((overlap_s: number, force: boolean) =>
     portal<{ signing_secret: string; previous_valid_until: string }>('POST', '/api/portal/secret/rotate', {
       overlap_s,
+      // Sent only when ticked: without it a rotation inside a previous one's overlap is refused (409).
+      ...(force ? { force: true } : {}),
     }),
   );
   const r = rotate.result;
@@ -553,18 +573,34 @@ export function Secret() {
       <p>
         Rotating makes a new signing secret. During the overlap every callback carries two signatures in{' '}
         <code>webhook-signature</code> (new and old, Standard Webhooks), so you can deploy the new secret
-        before the old one stops signing.
+        before the old one stops signing. A second rotation while the previous secret still signs is refused
+        unless you force it.
       </p>
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          rotate.run(Math.round(Number(minutes) * 60));
+          rotate.run(Math.round(Number(minutes) * 60), force);
         }}
       >
         <label>
           Overlap (minutes){' '}
           <input type="number" min="1" max="10080" required {...bindText(minutes, setMinutes)} />
-        </label>{' '}
+        </label>
+        <label class="inline">
+          <input
+            type="checkbox"
+            name="force"
+            checked={force}
+            aria-describedby="force-warning"
+            onChange={(e) => setForce(checkedOf(e))}
+          />{' '}
+          {FORCE_LABEL}
+        </label>
+        <p id="force-warning" class="warn" data-testid="force-warning">
+          Warning: forcing stops the secret your last rotation replaced from signing at once; callbacks then
+          carry only the signatures of your newest secret and of the new one. Tick it only when your verifier
+          already uses the newest secret, or it will refuse callbacks.
+        </p>
         <button type="submit" disabled={rotate.busy}>
           Rotate secret
         </button>
@@ -585,6 +621,9 @@ export function Secret() {
     </Page>
   );
 }
+
+/** The accessible name of the Secret page's force checkbox (console/README.md). */
+const FORCE_LABEL = 'Replace the previous secret now, even if its overlap has not ended (force)';
 
 type SettingsForm = Record<
   | 'bet_path'

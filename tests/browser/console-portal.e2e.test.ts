@@ -2,7 +2,9 @@
  * The operator portal (/console/, console/README.md) in headless Chromium on the whole stack with the
  * wallet services (tests/support/console.ts): the sandbox registered as the operator signs in through
  * a portal link minted by the admin API, finds a win its win path failed and re-drives it, rotates its
- * signing secret while bets flow (no callback refused for its signature), downloads the day's
+ * signing secret while bets flow (no callback refused for its signature), sees a second rotation inside
+ * the overlap refused with its reason and then forces it, sees a callback with more attempts than the
+ * API returns say how many are shown, downloads the day's
  * reconciliation and finds it equal to its ledger, and runs the conformance kit; a second operator's
  * session sees nothing of the first's; an operator answer holding markup is shown as text; axe-core
  * finds no serious or critical violation on any portal page. CONSOLE_SCREENSHOTS=1 writes the README's
@@ -35,6 +37,10 @@ let portal: ConsolePage;
 let fake: FakeOperator;
 /** Every player the tests made for the sandbox operator. */
 const players: Player[] = [];
+/** The win the callbacks test re-drove (its attempts: failed ones, then a 200). */
+let redrivenWin = 0;
+/** The secret the rotation test made and switched the sandbox to. */
+let rotatedSecret = '';
 
 beforeAll(async () => {
   cs = await startConsoleStack({ roundSpeed: 10 });
@@ -215,6 +221,7 @@ describe('operator portal', () => {
     await expectSettled(cs.stack, bets);
     const l = await ledger(w.sandboxUrl, p.user);
     expect(l.body.transactions.filter((t) => t.provider_tx_id === String(winTx))).toHaveLength(1);
+    redrivenWin = winTx;
   });
 
   it('rotates the signing secret while bets flow: no callback is refused for its signature', async () => {
@@ -238,6 +245,7 @@ describe('operator portal', () => {
         /whsec_[A-Za-z0-9+/=]+/,
       )?.[0];
       expect(secret).toBeDefined();
+      rotatedSecret = secret as string;
       expect((await page.getByTestId('previous-valid-until').textContent()) ?? '').not.toBe('');
       // Bets go on under both signatures, then the sandbox verifies with the new secret alone.
       const before = placedTxs.length;
@@ -279,6 +287,130 @@ describe('operator portal', () => {
       betters.map((p) => p.user),
     );
     expect(rows.filter((r) => r.status !== 'succeeded')).toEqual([]);
+  });
+
+  it('a second rotation inside the overlap is refused with its reason; forced, it makes a new secret', async () => {
+    const { page } = portal;
+    const w = cs.stack.wallet;
+    // The previous test's rotation is at most its 180 s timeout old: its 5 min overlap still runs.
+    await gotoRoute(page, '#/portal/overview', 'Overview');
+    await gotoRoute(page, '#/portal/secret', 'Signing secret');
+    const force = page.getByRole('checkbox', {
+      name: 'Replace the previous secret now, even if its overlap has not ended (force)',
+    });
+    expect(await force.isChecked()).toBe(false);
+    const warning = page.getByTestId('force-warning');
+    expect(await force.getAttribute('aria-describedby')).toBe(await warning.getAttribute('id'));
+    expect((await warning.textContent()) ?? '').toContain('already uses the newest secret');
+    await page.getByRole('spinbutton', { name: 'Overlap (minutes)' }).fill('5');
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const error = page.getByTestId('error');
+    await error.waitFor({ timeout: 15_000 });
+    const refusal = (await error.textContent()) ?? '';
+    expect(refusal).toMatch(/valid until \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/);
+    expect(refusal).toContain('force');
+    expect(refusal).toContain('(HTTP 409)');
+    expect(await page.getByTestId('new-secret').count()).toBe(0);
+    // Refused: the operator still has the secret the sandbox verifies with.
+    const [row] = await w.sql<{ signing_secret: string }[]>`
+      select signing_secret from operators where operator_id = ${opA()}`;
+    expect(row?.signing_secret).toBe(rotatedSecret);
+
+    await force.check();
+    const forcedAt = Date.now();
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const secret = await waitFor(
+      "the forced rotation's new secret",
+      async () =>
+        (
+          (await page
+            .getByTestId('new-secret')
+            .textContent()
+            .catch(() => null)) ?? ''
+        ).match(/whsec_[A-Za-z0-9+/=]+/)?.[0],
+      15_000,
+      200,
+    );
+    expect(secret).not.toBe(rotatedSecret);
+    expect(await error.count()).toBe(0);
+    expect((await page.getByTestId('previous-valid-until').textContent()) ?? '').not.toBe('');
+    // The sandbox verifies with the newest secret once the saga has picked it up (its operator cache
+    // lives at most 5 s; the operator guide asks for 10 s), and callbacks still pass.
+    await new Promise((r) => setTimeout(r, 10_000));
+    const sw = await fetch(`${w.sandboxUrl}/_sandbox/signing-secret`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ secret }),
+    });
+    expect(sw.status, await sw.text()).toBe(204);
+    rotatedSecret = secret;
+    const p = await newPlayer();
+    const placed = await betOnFreshRound(cs.stack, [p]);
+    await expectSettled(
+      cs.stack,
+      placed.flatMap((x) => x.txs),
+      90_000,
+    );
+    const refused = await w.sql<{ tx_id: string }[]>`
+      select tx_id::text from wallet_callback_attempts
+      where at >= ${forcedAt} and (response_status = 401 or response_body like '%INVALID_SIGNATURE%')`;
+    expect(refused).toEqual([]);
+    expect((await rowsOf(cs.stack, p.user)).filter((r) => r.status !== 'succeeded')).toEqual([]);
+    expect(portal.errors).toEqual([]);
+  });
+
+  it('a callback with more attempts than the API returns says how many the page shows', async () => {
+    const { page } = portal;
+    const w = cs.stack.wallet;
+    expect(redrivenWin).toBeGreaterThan(0);
+    // 120 more recorded attempts (two days old, so the overview's last hour is unchanged), as a
+    // callback re-driven again and again would have.
+    await w.sql`
+      insert into wallet_callback_attempts
+        (tx_id, attempt, operator_id, at, response_status, response_body, latency_ms, class, code, error)
+      select ${redrivenWin}, m.last + g, ${opA()}, ${Date.now() - 2 * 86_400_000}, 503, 'busy', 5,
+             'failed', 'HTTP_503', 'HTTP 503'
+      from (select max(attempt) as last from wallet_callback_attempts where tx_id = ${redrivenWin}) m,
+           generate_series(1, 120) g`;
+    const [n] = await w.sql<{ total: number; last: number }[]>`
+      select count(*)::int as total, max(attempt)::int as last from wallet_callback_attempts
+      where tx_id = ${redrivenWin}`;
+    const total = n?.total ?? 0;
+    expect(total).toBeGreaterThan(120);
+    await gotoRoute(page, `#/portal/callbacks/${redrivenWin}`, `Callback ${redrivenWin}`);
+    const shown = page.getByTestId('attempts-shown');
+    await shown.waitFor({ timeout: 15_000 });
+    expect((await shown.textContent()) ?? '').toContain(`Showing the last 100 of ${total} attempts`);
+    const rows = await tableRows(page, 'attempts-table', 100);
+    expect(rows).toHaveLength(100);
+    // The newest, oldest first.
+    expect(rows.at(-1)?.[0]).toBe(String(n?.last));
+    expect(rows[0]?.[0]).toBe(String((n?.last ?? 0) - 99));
+    // A callback with all its attempts shown has no such line. Its answer held back for a second,
+    // the page shows neither the previous callback's attempts nor its line under the new heading
+    // (seen before the page was remounted per callback: the old data stayed until the new came).
+    const [few] = await w.sql<{ tx_id: number; n: number }[]>`
+      select tx_id::int, count(*)::int as n from wallet_callback_attempts where operator_id = ${opA()}
+      group by tx_id having count(*) between 1 and 100 limit 1`;
+    expect(few).toBeDefined();
+    const held = `**/api/portal/callbacks/${few?.tx_id}`;
+    await page.route(held, async (route) => {
+      await new Promise((r) => setTimeout(r, 1_000));
+      await route.continue();
+    });
+    try {
+      const url = new URL(page.url());
+      url.hash = `#/portal/callbacks/${few?.tx_id}`;
+      await page.goto(url.toString());
+      await page.getByRole('heading', { level: 1, name: `Callback ${few?.tx_id}` }).waitFor();
+      expect(await page.getByTestId('attempts-shown').count()).toBe(0);
+      expect(await page.getByTestId('attempts-table').count()).toBe(0);
+    } finally {
+      await page.unroute(held);
+    }
+    const fewRows = await tableRows(page, 'attempts-table', 1);
+    expect(fewRows).toHaveLength(few?.n ?? -1);
+    expect(await page.getByTestId('attempts-shown').count()).toBe(0);
   });
 
   it("downloads the day's reconciliation CSV and it matches the sandbox ledger", async () => {
