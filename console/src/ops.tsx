@@ -155,7 +155,8 @@ export function Groups() {
 }
 
 export function DeadLetters({ topic }: { topic: string }) {
-  return topic ? <DeadLetterRecords topic={topic} /> : <DeadLetterTopics />;
+  // Keyed by its topic: another topic starts a fresh page, never showing the last one's records.
+  return topic ? <DeadLetterRecords key={topic} topic={topic} /> : <DeadLetterTopics />;
 }
 
 interface DeadLetterTopic {
