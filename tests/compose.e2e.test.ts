@@ -19,6 +19,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { BlockList } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -35,10 +36,15 @@ interface ComposeService {
   healthcheck?: { test?: string | string[] };
   environment?: Record<string, string | number | null> | string[];
   depends_on?: Record<string, { condition?: string }> | string[];
+  networks?: Record<string, { ipv4_address?: string } | null> | string[];
+}
+interface ComposeNetwork {
+  ipam?: { config?: { subnet?: string; ip_range?: string }[] };
 }
 interface ComposeModel {
   source: string;
   services: Record<string, ComposeService>;
+  networks: Record<string, ComposeNetwork | null>;
 }
 
 /** Compose service name → compiled entry file (scripts/build.sh output), for every deployable under `root`. */
@@ -57,6 +63,14 @@ function deployables(root: string): Map<string, string> {
 /** A compose service's command as one string. */
 function commandOf(svc: ComposeService | undefined): string {
   return Array.isArray(svc?.command) ? svc.command.join(' ') : (svc?.command ?? '');
+}
+
+/** Whether IPv4 `address` lies in `cidr` (`a.b.c.d/n`). */
+function inCidr(address: string, cidr: string): boolean {
+  const [net, bits] = cidr.split('/');
+  const list = new BlockList();
+  list.addSubnet(net as string, Number(bits), 'ipv4');
+  return list.check(address, 'ipv4');
 }
 
 /** Deployables of `root` with no compose service, or whose service does not run their compiled entry. */
@@ -78,15 +92,21 @@ function loadCompose(): ComposeModel {
   if (run('docker', ['compose', 'version']).ok) {
     const r = run('docker', ['compose', '-f', COMPOSE_FILE, 'config', '--format', 'json']);
     if (!r.ok) throw new Error(`docker compose config failed:\n${r.stderr}`);
-    return { source: 'docker compose config', services: JSON.parse(r.stdout).services };
+    const doc = JSON.parse(r.stdout);
+    return { source: 'docker compose config', services: doc.services, networks: doc.networks ?? {} };
   }
   if (run('docker-compose', ['version']).ok) {
     const r = run('docker-compose', ['-f', COMPOSE_FILE, 'config']);
     if (!r.ok) throw new Error(`docker-compose config failed:\n${r.stderr}`);
-    return { source: 'docker-compose config (v1)', services: parse(r.stdout, { merge: true }).services };
+    const doc = parse(r.stdout, { merge: true });
+    return { source: 'docker-compose config (v1)', services: doc.services, networks: doc.networks ?? {} };
   }
   const doc = parse(readFileSync(COMPOSE_FILE, 'utf8'), { merge: true });
-  return { source: 'YAML parse (no Compose installed)', services: doc.services };
+  return {
+    source: 'YAML parse (no Compose installed)',
+    services: doc.services,
+    networks: doc.networks ?? {},
+  };
 }
 
 function envOf(svc: ComposeService): Record<string, string> {
@@ -139,6 +159,45 @@ describe('docker-compose.yml', () => {
       expect(svc.healthcheck?.test, name).toBeTruthy();
       expect(svc.restart, name).toBe('unless-stopped');
       expect(svc.build, name).toBeTruthy();
+    }
+  });
+
+  it('gives the proxy a fixed address in a declared subnet, the only peer every edge trusts (EDGE_TRUST_PROXY)', () => {
+    const proxy = model.services.proxy;
+    const attached = proxy?.networks && !Array.isArray(proxy.networks) ? Object.entries(proxy.networks) : [];
+    const fixed = attached.filter(([, n]) => n?.ipv4_address);
+    expect(
+      fixed.map(([name]) => name),
+      'the proxy has one fixed address',
+    ).toHaveLength(1);
+    const [network, attachment] = fixed[0] as [string, { ipv4_address: string }];
+    const address = attachment.ipv4_address;
+    const pools = model.networks[network]?.ipam?.config ?? [];
+    expect(pools.length, `network ${network} declares its subnet`).toBeGreaterThan(0);
+    expect(
+      pools.some((p) => p.subnet && inCidr(address, p.subnet)),
+      `${address} in a subnet of ${network}`,
+    ).toBe(true);
+    // Other containers draw dynamic addresses from ip_range: the proxy's must lie outside it, or a
+    // container started first could take it.
+    for (const p of pools) {
+      expect(p.ip_range, `${network} ${p.subnet}: ip_range`).toBeTruthy();
+      expect(inCidr(address, p.ip_range as string), `${address} outside ${p.ip_range}`).toBe(false);
+    }
+    // nginx connects to the edges from that address (proxy_bind/grpc_bind ${PROXY_ADDRESS}).
+    expect(envOf(proxy as ComposeService).PROXY_ADDRESS).toBe(address);
+    const edges = Object.entries(model.services).filter(([, svc]) =>
+      commandOf(svc).includes('dist/services/edge/main.js'),
+    );
+    expect(edges.map(([name]) => name).sort()).toEqual(['edge', 'edge-b']);
+    // Besides the proxy, only loopback (the edge's own gRPC proxy): no other container, no subnet.
+    const loopback = ['127.0.0.1', '::1'];
+    for (const [name, svc] of edges) {
+      const trusted = (envOf(svc).EDGE_TRUST_PROXY ?? '').split(',').map((a) => a.trim());
+      expect(
+        trusted.filter((a) => !loopback.includes(a)),
+        name,
+      ).toEqual([address]);
     }
   });
 

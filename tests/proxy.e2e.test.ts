@@ -6,7 +6,9 @@
  * proxy on the other with no round missed or doubled. Also checks that the compose `proxy`
  * service sets exactly the settings the template uses.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { get } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -38,6 +40,16 @@ import {
   waitReady,
 } from './support/processes.ts';
 import { openSse, type SseClient } from './support/sse-client.ts';
+import { attempt, type StreamProto } from './support/stream-clients.ts';
+
+/**
+ * The proxy's fixed address (compose: its `ipv4_address`), a loopback address of its own here, so
+ * that the edges trust it alone (EDGE_TRUST_PROXY) and not the test's clients on other loopback
+ * addresses; on Linux all of 127.0.0.0/8 is this host's.
+ */
+const PROXY_ADDRESS = '127.0.0.2';
+/** Wrong credentials a client may present in a window (RATE_LIMIT_AUTH_FAILURES) before its 429s. */
+const AUTH_FAILURES = 5;
 
 interface EdgeProc {
   svc: Service;
@@ -95,6 +107,7 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
       ...common,
       API_PORT: String(apiPort),
       API_SOCKET: apiSocket,
+      RATE_LIMIT_AUTH_FAILURES: String(AUTH_FAILURES),
     });
     for (let i = 0; i < 2; i++) {
       const [http, ws, grpc] = [await freePort(), await freePort(), await freePort()];
@@ -103,6 +116,12 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
         EDGE_HTTP_PORT: String(http),
         EDGE_WS_PORT: String(ws),
         GRPC_PORT: String(grpc),
+        // As docker-compose.yml: nginx's address and loopback (where only the edge's own gRPC proxy
+        // dials its gRPC listener) are believed, not the test's clients on 127.0.0.3 and up. One
+        // failed-credential budget for both edges (shared Redis): round robin does not split a count.
+        EDGE_TRUST_PROXY: `127.0.0.1,::1,${PROXY_ADDRESS}`,
+        RATE_LIMIT_AUTH_FAILURES: String(AUTH_FAILURES),
+        RATE_LIMIT_REDIS_URL: process.env.RATE_LIMIT_REDIS_URL ?? 'redis://127.0.0.1:56379',
       };
       edges.push({ svc: startService('services/edge/main.ts', env), http, ws, grpc, env });
     }
@@ -135,6 +154,7 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
       EDGE_B_WS: `127.0.0.1:${b.ws}`,
       EDGE_B_GRPC: `127.0.0.1:${b.grpc}`,
       WT_HTTP_UPSTREAM: `127.0.0.1:${wtHttp}`,
+      PROXY_ADDRESS,
     });
     await waitReady(`http://127.0.0.1:${proxyHttp}/proxy-health`, 10_000);
   }, 420_000);
@@ -191,6 +211,61 @@ describe.runIf(existsSync(NGINX_BIN))('compose proxy (nginx) in front of two edg
     sse.close();
     stream.call.cancel();
     grpc.close();
+  });
+
+  it("each browser behind the proxy spends its own failed-credential budget; a forged X-Forwarded-For spends its sender's", async () => {
+    const proxy = { http: proxyHttp, ws: proxyHttp, grpc: proxyGrpc };
+    const wrong = () => `sk_live_${randomBytes(32).toString('hex')}`;
+    const status = async (proto: StreamProto, o: { localAddress?: string; forwardedFor?: string }) => {
+      const a = await attempt(proxy, proto, { path: 'crash', credential: wrong(), ...o });
+      a.close();
+      return a.status;
+    };
+    // Browser A names browser B in its own X-Forwarded-For: nginx appends A's address, the edges
+    // believe only nginx's hop, so A's wrong keys spend A's budget, over SSE and the gRPC proxy alike.
+    const [A, B] = ['127.0.0.3', '127.0.0.4'];
+    const seen: number[] = [];
+    for (let i = 0; i < AUTH_FAILURES + 2; i++)
+      seen.push(await status(i % 2 ? 'grpc-proxy' : 'sse', { localAddress: A, forwardedFor: B }));
+    expect(seen).toEqual([...Array(AUTH_FAILURES).fill(401), 429, 429]);
+    expect(await status('ws', { localAddress: A })).toBe(429);
+    // B's budget is untouched: a wrong key is still checked (401), on every HTTP location.
+    for (const proto of ['sse', 'ws', 'grpc-proxy'] as const)
+      expect(await status(proto, { localAddress: B }), proto).toBe(401);
+
+    // gRPC on its own port carries the address nginx saw (grpc_set_header): its client connects
+    // from 127.0.0.1, so once that address has spent its budget over SSE, its gRPC call is refused
+    // (without the header the edge would count nginx's own address, unspent: 401).
+    for (let i = 0; i < AUTH_FAILURES; i++)
+      expect(await status('sse', { localAddress: '127.0.0.1' })).toBe(401);
+    expect(await status('grpc', {})).toBe(429);
+    expect(await status('sse', { localAddress: B })).toBe(401);
+  });
+
+  it('the API behind the proxy counts the address nginx saw, not one a client forges', async () => {
+    // GET /api/games with a wrong key from `from`, naming `forged` in X-Forwarded-For.
+    const games = (from: string, forged: string) =>
+      new Promise<number>((resolve, reject) => {
+        const headers = {
+          'x-api-key': `sk_live_${randomBytes(32).toString('hex')}`,
+          'x-forwarded-for': forged,
+        };
+        const path = '/api/games';
+        get(
+          { host: '127.0.0.1', port: proxyHttp, path, localAddress: from, headers, agent: false },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        ).once('error', reject);
+      });
+    // A guesser forging a new address on every request (RFC 5737 range) is still one client, the
+    // one nginx appends, and a browser it named is not charged.
+    const [A, B] = ['127.0.0.5', '127.0.0.6'];
+    const seen: number[] = [];
+    for (let i = 0; i <= AUTH_FAILURES; i++) seen.push(await games(A, `${B}, 198.51.100.${i + 1}`));
+    expect(seen).toEqual([...Array(AUTH_FAILURES).fill(401), 429]);
+    expect(await games(B, A)).toBe(401);
   });
 
   it('spreads streams over both edges; a draining edge costs its SSE clients only a resume', async () => {

@@ -35,6 +35,11 @@ export interface AttemptOptions {
   readonly via?: 'header' | 'query' | 'bearer';
   /** The client a proxy names: `X-Forwarded-For` (gRPC: metadata `x-forwarded-for`). */
   readonly forwardedFor?: string;
+  /**
+   * WebSocket, SSE and the proxy: the loopback address to connect from (e.g. `127.0.0.3`), so a
+   * proxy in front of the edge sees distinct clients; the system picks one when absent.
+   */
+  readonly localAddress?: string;
 }
 
 export interface Attempt {
@@ -75,6 +80,7 @@ function ws(port: number, o: AttemptOptions): Promise<Attempt> {
   const sock = new WebSocket(`ws://127.0.0.1:${port}/ws/${o.path}`, o.credential ? [o.credential] : [], {
     ...(o.origin ? { origin: o.origin } : {}),
     ...(o.forwardedFor ? { headers: { 'X-Forwarded-For': o.forwardedFor } } : {}),
+    ...(o.localAddress ? { localAddress: o.localAddress } : {}),
   });
   const received: string[] = [];
   sock.on('message', (d) => received.push(d.toString()));
@@ -93,7 +99,14 @@ function http(port: number, path: string, o: AttemptOptions): Promise<Attempt> {
   return new Promise((resolve, reject) => {
     const req = get(
       // A fresh connection per attempt: a 431 closes its socket, which a keep-alive agent would reuse.
-      { host: '127.0.0.1', port, path: `${path}${queryOf(o)}`, headers: headersOf(o), agent: false },
+      {
+        host: '127.0.0.1',
+        port,
+        path: `${path}${queryOf(o)}`,
+        headers: headersOf(o),
+        agent: false,
+        ...(o.localAddress ? { localAddress: o.localAddress } : {}),
+      },
       (res) => {
         const received: string[] = [];
         res.setEncoding('utf8');
