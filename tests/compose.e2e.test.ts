@@ -201,6 +201,17 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('counts failed credentials in one Redis for the API and every edge (RATE_LIMIT_REDIS_URL)', () => {
+    // Without it each replica counts for itself: two edges would allow twice the budget.
+    const counting = ['api', 'edge', 'edge-b', 'edge-webtransport'];
+    for (const name of counting) {
+      const svc = model.services[name] as ComposeService;
+      expect(envOf(svc).RATE_LIMIT_REDIS_URL, name).toBe('redis://redis:6379');
+      const deps = svc.depends_on as Record<string, { condition?: string }> | undefined;
+      expect(deps?.redis?.condition, `${name} waits for redis`).toBe('service_healthy');
+    }
+  });
+
   it('runs topic creation and migrations in the one-shot init service', () => {
     const command = JSON.stringify(model.services.init?.command);
     expect(command).toContain('dist/scripts/create-topics.js');
