@@ -98,9 +98,21 @@ afterAll(async () => {
   await log?.close();
 });
 
-/** Appends rounds of two games, then the lifecycle events of a crash round after them; returns that round. */
-async function roundsThenLifecycle(seen: () => Promise<string[]>): Promise<RoundFinished> {
-  await append([next('crash'), next('double')]);
+/**
+ * Appends rounds of two games, then the lifecycle events of a crash round after them; returns that
+ * round. With `delivered`, the lifecycle events are appended only once both rounds have reached the
+ * page: the two games sit on different partitions, so otherwise the double round may arrive after
+ * the crash round's lifecycle events and be the last event before the drop.
+ */
+async function roundsThenLifecycle(
+  seen: () => Promise<string[]>,
+  delivered?: (r: RoundFinished) => Promise<boolean>,
+): Promise<RoundFinished> {
+  const before = [next('crash'), next('double')];
+  await append(before);
+  if (delivered)
+    for (const r of before)
+      await waitFor(`round ${r.round_id} in the page`, async () => ((await delivered(r)) ? true : undefined));
   const coming = next('crash');
   await log.appendEvents(lifecycleOf(coming));
   await waitFor('the lifecycle events in the page', async () =>
@@ -130,8 +142,9 @@ describe('resume after a drop right after a lifecycle event, in Chromium', () =>
         () => (window as unknown as { __es: { event: string; id: string; data: string }[] }).__es,
       );
     const initial = await waitFor('initial', async () => (await events()).find((e) => e.event === 'initial'));
-    const coming = await roundsThenLifecycle(async () =>
-      (await events()).map((e) => `${e.event} ${JSON.parse(e.data).round_id}`),
+    const seen = async () => (await events()).map((e) => `${e.event} ${JSON.parse(e.data).round_id}`);
+    const coming = await roundsThenLifecycle(seen, async (r) =>
+      (await seen()).includes(`message ${r.round_id}`),
     );
     // The connection drops right after the lifecycle events; EventSource reconnects by itself.
     expect((await events()).at(-1)?.event).toBe('betting-closed');
