@@ -9,6 +9,7 @@
  * edge's gRPC-Web proxy, counted as gRPC), `webtransport`. Samples of several WebSocket threads
  * (label `thread`) are summed.
  */
+import { samplesOf } from '../../../lib/metrics-text.ts';
 
 /** Open subscriptions of one edge per protocol. */
 export interface Subscribers {
@@ -38,23 +39,12 @@ const PROTOCOLS: Readonly<Record<string, keyof Subscribers>> = {
   webtransport: 'webtransport',
 };
 
-/** A sample line of the Prometheus text format (0.0.4): name, labels, value (timestamp ignored). */
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+-?\d+)?$/;
-const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
-
-/**
- * Sums `edge_subscribers` per protocol in a Prometheus text exposition (prom-client has no
- * parser; this reads only sample lines of that one metric).
- */
+/** Sums `edge_subscribers` per protocol in a Prometheus text exposition. */
 export function subscribersOf(text: string): Subscribers {
   const out = { websocket: 0, sse: 0, grpc: 0, webtransport: 0 };
-  for (const line of text.split('\n')) {
-    const m = SAMPLE.exec(line.trim());
-    if (m?.[1] !== 'edge_subscribers') continue;
-    const labels = new Map([...(m[2] ?? '').matchAll(LABEL)].map((l) => [l[1], l[2]]));
-    const key = PROTOCOLS[labels.get('protocol') ?? ''];
-    const value = Number(m[3]);
-    if (key && Number.isFinite(value)) out[key] += value;
+  for (const s of samplesOf(text, 'edge_subscribers')) {
+    const key = PROTOCOLS[s.labels.protocol ?? ''];
+    if (key && Number.isFinite(s.value)) out[key] += s.value;
   }
   return out;
 }
