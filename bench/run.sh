@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every benchmark against the local infrastructure (started if needed) and prints the figures.
-# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|wallet-recovery|analytics|rebuild|lifecycle]
+# Usage: npm run bench [-- projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|wallet-recovery|wallet-finish|analytics|rebuild|lifecycle]
 # `peers` is not part of `all`: it builds Centrifugo with go install on its first run.
 # `wallet-recovery` is not part of `all` either: its baseline waits out the retry schedule's 5 min step.
 set -euo pipefail
@@ -14,9 +14,9 @@ bash scripts/ensure-deps.sh
 bash scripts/infra.sh up
 which=${1:-all}
 case $which in
-  all | projector | rest | latency | edge-latency | edge-fanout | catch-up | peers | auth | wallet | wallet-recovery | analytics | rebuild | lifecycle) ;;
+  all | projector | rest | latency | edge-latency | edge-fanout | catch-up | peers | auth | wallet | wallet-recovery | wallet-finish | analytics | rebuild | lifecycle) ;;
   *)
-    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|wallet-recovery|analytics|rebuild|lifecycle|all)" >&2
+    echo "unknown benchmark '$which' (projector|rest|latency|edge-latency|edge-fanout|catch-up|peers|auth|wallet|wallet-recovery|wallet-finish|analytics|rebuild|lifecycle|all)" >&2
     exit 2
     ;;
 esac
@@ -55,6 +55,9 @@ if [[ $which == all || $which == analytics ]]; then npx tsx bench/analytics-repl
 if [[ $which == all || $which == wallet ]]; then npx tsx bench/wallet.ts "${@:2}"; fi
 # `npm run bench -- wallet-recovery --outage-s 25 --rate 10`: options go to bench/wallet-recovery.ts.
 if [[ $which == wallet-recovery ]]; then npx tsx bench/wallet-recovery.ts "${@:2}"; fi
+# `npm run bench -- wallet-finish --batch 256 --rounds 12`: what recording every callback attempt adds
+# to the saga's batched finish, against the same batches recording nothing.
+if [[ $which == all || $which == wallet-finish ]]; then npx tsx bench/wallet-finish.ts "${@:2}"; fi
 # `npm run bench -- rebuild --rounds 50000 --bets 10000 --keys 5000`: options go to bench/rebuild.ts.
 if [[ $which == all || $which == rebuild ]]; then npx tsx bench/rebuild.ts "${@:2}"; fi
 # `npm run bench -- lifecycle --rate 100 --watchers 1000 …`: options go to bench/lifecycle.ts.
